@@ -1,0 +1,112 @@
+"""The ``ringside`` command: calculators now; the bank and the database as they arrive.
+
+Bad input prints one line per problem on stderr and exits with status 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from app.calculator import InputError, calculators, get
+from app.calculator.registry import UnknownCalculator, value_from_text
+from app.calculator.units import format_quantity
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line on stderr."""
+
+
+def _parse_assignments(pairs: Sequence[str]) -> dict[str, object]:
+    params: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"'{pair}': parameters are written key=value, e.g. world_size=8")
+        if key in params:
+            raise CliError(f"{key}: given twice")
+        params[key] = value_from_text(value)
+    return params
+
+
+def cmd_calc(args: argparse.Namespace) -> int:
+    if args.list:
+        for c in calculators():
+            print(f"{c.name:<22} {c.summary}")
+        return 0
+    if not args.name:
+        raise CliError("name a calculator (ringside calc --list shows them)")
+    try:
+        calculator = get(args.name)
+    except UnknownCalculator as exc:
+        raise CliError(str(exc)) from None
+    try:
+        evaluation = calculator.evaluate(_parse_assignments(args.params))
+    except InputError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(evaluation.outputs))
+        return 0
+    print(f"{calculator.title} ({calculator.name})")
+    width = max(len(name) for name in evaluation.outputs)
+    for name, value in evaluation.outputs.items():
+        unit = calculator.output(name).unit
+        shown = (format_quantity(value, unit) if isinstance(value, (int, float))
+                 and not isinstance(value, bool) else json.dumps(value))
+        print(f"  {name:<{width}}  {shown}")
+    print("\nworked:")
+    for line in evaluation.worked:
+        print(f"  {line}")
+    print(f"\nsources: {'; '.join(calculator.sources)}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers,
+                proxy_headers=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ringside", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    calc = sub.add_parser("calc", help="run a calculator",
+                          description="Run a calculator: ringside calc collective op=all-reduce "
+                                      "world_size=8 message_bytes=800MB")
+    calc.add_argument("name", nargs="?", help="calculator name (see --list)")
+    calc.add_argument("params", nargs="*", metavar="key=value",
+                      help="a value is read as JSON where it parses, else as text with units")
+    calc.add_argument("--json", action="store_true", help="print one JSON object of the outputs")
+    calc.add_argument("--list", action="store_true", help="list the calculators")
+    calc.set_defaults(handler=cmd_calc)
+
+    serve = sub.add_parser("serve", help="serve the web app with uvicorn")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.set_defaults(handler=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Web plumbing shared by every page: templates, htmx helpers, security headers, errors."""

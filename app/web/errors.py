@@ -1,0 +1,49 @@
+"""Error pages and JSON errors: a clear message, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from app.web.templating import render
+
+log = logging.getLogger("ringside")
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code,
+                                headers=getattr(exc, "headers", None))
+        return render(request, "errors/error.html",
+                      {"status": exc.status_code, "message": exc.detail},
+                      block="content", status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        detail = [{"loc": list(e.get("loc", [])), "msg": e.get("msg", ""), "type": e.get("type")}
+                  for e in exc.errors()]
+        if _wants_json(request):
+            return JSONResponse({"detail": detail}, status_code=422)
+        message = "; ".join(f"{'.'.join(map(str, d['loc'][1:]))}: {d['msg']}" for d in detail)
+        return render(request, "errors/error.html", {"status": 422, "message": message},
+                      block="content", status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected_error(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        message = "Something went wrong on our side. The error has been logged."
+        if _wants_json(request):
+            return JSONResponse({"detail": message}, status_code=500)
+        return render(request, "errors/error.html", {"status": 500, "message": message},
+                      block="content", status_code=500)
