@@ -10,10 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from app.calculator import InputError, calculators, get
 from app.calculator.registry import UnknownCalculator, value_from_text
 from app.calculator.units import format_quantity
+from app.config import get_settings
 
 EXIT_USAGE = 2
 
@@ -68,6 +70,30 @@ def cmd_calc(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bank_check(args: argparse.Namespace) -> int:
+    from app.bank.checks import check_bank
+
+    root = Path(args.path) if args.path else get_settings().bank_dir
+    if not root.is_dir():
+        raise CliError(f"{root}: no such directory")
+    result = check_bank(root)
+    for finding in result.findings:
+        print(finding, file=sys.stderr)
+    if result.findings:
+        print(f"{len(result.findings)} problem(s) in {len(result.files)} readable question(s)",
+              file=sys.stderr)
+        return 1
+    print(f"ok: {len(result.files)} questions checked")
+    return 0
+
+
+def cmd_bank_schema(args: argparse.Namespace) -> int:
+    from app.bank.schema import json_schema
+
+    print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -89,6 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
     calc.add_argument("--json", action="store_true", help="print one JSON object of the outputs")
     calc.add_argument("--list", action="store_true", help="list the calculators")
     calc.set_defaults(handler=cmd_calc)
+
+    bank = sub.add_parser("bank", help="check, load, export the question bank")
+    bank_sub = bank.add_subparsers(dest="bank_command", required=True)
+    check = bank_sub.add_parser("check", help="validate every question; exit 1 on problems")
+    check.add_argument("path", nargs="?", help="bank directory (default: question_bank/)")
+    check.set_defaults(handler=cmd_bank_check)
+    schema = bank_sub.add_parser("schema", help="print the JSON Schema of a question file")
+    schema.set_defaults(handler=cmd_bank_schema)
 
     serve = sub.add_parser("serve", help="serve the web app with uvicorn")
     serve.add_argument("--host", default="127.0.0.1")

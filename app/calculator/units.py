@@ -46,7 +46,7 @@ class Dimension:
 
 
 BYTES = Dimension("bytes", "B", "[information]", "800 MB, 25 MiB, 1.4e9")
-SECONDS = Dimension("seconds", "s", "[time]", "5 us, 2.5 ms, 90 min")
+SECONDS = Dimension("seconds", "s", "[time]", "5 us, 2.5 ms, 90 min, 3 days, 2 years")
 BYTES_PER_SECOND = Dimension(
     "bytes per second", "B/s", "[information] / [time]", "100 GB/s, 400 Gbit/s"
 )
@@ -88,6 +88,7 @@ def registry() -> pint.UnitRegistry:
     define("minute = 60 * second = min")
     define("hour = 3600 * second = h")
     define("day = 86400 * second = d = days")
+    define("year = 365.25 * day = yr = years")  # Julian year
     return ureg
 
 
@@ -186,7 +187,7 @@ def _unit_name(exc: pint.UndefinedUnitError) -> str:
 def _accepted(dimension: Dimension | None) -> str:
     if dimension is None:
         return ("units are B, kB (= KB, 1000 B), MB, GB, TB, KiB, MiB, GiB, TiB, bit, Gbit, "
-                "s, ms, us, ns, min, h, FLOP, TFLOP, FLOP/s and rates such as GB/s")
+                "s, ms, us, ns, min, h, day, year, FLOP, TFLOP, FLOP/s and rates such as GB/s")
     if dimension is BYTES:
         return ("write bytes as B, kB (= KB, 1000 B), MB, GB, TB (powers of 1000) or "
                 "KiB, MiB, GiB, TiB (powers of 1024), or bits as bit, Mbit, Gbit")
@@ -198,7 +199,7 @@ def _accepted(dimension: Dimension | None) -> str:
 _DECIMAL_STEPS = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _BINARY_STEPS = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"),
                  (2.0**10, "Ki")]
-_TIME_STEPS = [(86400.0, " days"), (3600.0, " h"), (60.0, " min"), (1.0, " s"),
+_TIME_STEPS = [(365.25 * 86400.0, " years"), (86400.0, " days"), (3600.0, " h"), (60.0, " min"), (1.0, " s"),
                (1e-3, " ms"), (1e-6, " µs"), (1e-9, " ns")]
 
 
@@ -206,7 +207,7 @@ def significant(value: float, digits: int = 4) -> str:
     """``value`` with at most ``digits`` significant digits: 1.4, 0.4623, 1.875e-05."""
     if float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    return f"{value:.{digits}g}".replace("e+", "e")
+    return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", f"{value:.{digits}g}")
 
 
 def _prefixed(value: float, steps: list[tuple[float, str]], unit: str, digits: int) -> str:

@@ -1,0 +1,1 @@
+"""The question bank: YAML files in question_bank/, their schema, checks, load and export."""

@@ -1,0 +1,366 @@
+"""``ringside bank check``: everything that makes a question wrong, as precise findings.
+
+Each finding reads ``file: question id: field path: message``. A bank with findings is
+never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from app.bank.calls import (
+    CallError,
+    evaluate_call,
+    output_unit,
+    parse_value,
+    variant_combinations,
+    within,
+)
+from app.bank.schema import LANGUAGES, PLACEHOLDER, ChoiceAnswer, NumericAnswer, QuestionFile
+from app.calculator.units import format_quantity
+
+MAX_FILE_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    question: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.question}: {self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class BankFile:
+    path: Path
+    question: QuestionFile
+
+
+@dataclass
+class CheckResult:
+    files: list[BankFile]
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def question_paths(root: Path) -> list[Path]:
+    return sorted((root / "questions").rglob("*.yaml"))
+
+
+def read_question(path: Path, root: Path) -> tuple[QuestionFile | None, list[Finding]]:
+    """Parse one file; schema problems become findings, never exceptions."""
+    name = _display(path, root)
+    guess = path.stem
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None, [Finding(name, guess, "(file)", f"is larger than {MAX_FILE_BYTES} bytes")]
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return None, [Finding(name, guess, "(file)", "is not UTF-8 text")]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, [Finding(name, guess, "(yaml)", f"{where}{problem}")]
+    if not isinstance(data, dict):
+        return None, [Finding(name, guess, "(file)", "must be a mapping of question fields")]
+    qid = str(data.get("id", guess))[:80]
+    try:
+        question = QuestionFile.model_validate(data)
+    except ValidationError as exc:
+        return None, [Finding(name, qid, _loc(error["loc"]), error["msg"].removeprefix(
+            "Value error, ")) for error in exc.errors()]
+    findings = []
+    if path.stem != question.id:
+        findings.append(Finding(name, qid, "id", f"does not match the file name '{path.stem}'"))
+    if path.parent.name != question.topic:
+        findings.append(Finding(name, qid, "topic", f"is '{question.topic}' but the file is in "
+                                f"'{path.parent.name}/'"))
+    return question, findings
+
+
+def check_bank(root: Path) -> CheckResult:
+    """Read and check every question under ``root/questions``."""
+    files: list[BankFile] = []
+    findings: list[Finding] = []
+    paths = question_paths(root)
+    if not paths:
+        findings.append(Finding(str(root), "-", "(bank)", "has no questions/<topic>/*.yaml files"))
+    for path in paths:
+        question, problems = read_question(path, root)
+        findings += problems
+        if question is not None:
+            files.append(BankFile(path, question))
+    counts = Counter(f.question.id for f in files)
+    for bank_file in files:
+        if counts[bank_file.question.id] > 1:
+            findings.append(Finding(_display(bank_file.path, root), bank_file.question.id, "id",
+                                    "is used by more than one file"))
+    ids = set(counts)
+    experiments: dict[str, Any] = {}
+    for bank_file in files:
+        findings += check_question(bank_file.question, _display(bank_file.path, root), ids,
+                                   root, experiments)
+    return CheckResult(files, findings)
+
+
+def check_question(question: QuestionFile, file: str, ids: set[str], root: Path,
+                   experiments: dict[str, Any] | None = None) -> list[Finding]:
+    """Every check that needs more than the schema: texts, references, calculator, evidence."""
+    report: list[Finding] = []
+
+    def add(field: str, message: str) -> None:
+        report.append(Finding(file, question.id, field, message))
+
+    _check_translations(question, add)
+    for i, follow_up in enumerate(question.follow_ups):
+        if follow_up not in ids:
+            add(f"follow_ups[{i}]", f"'{follow_up}' is not a question in the bank")
+    _check_calculator(question, add)
+    _check_evidence(question, root, experiments if experiments is not None else {}, add)
+    return report
+
+
+def _check_translations(question: QuestionFile, add: Any) -> None:
+    expected = {
+        "mistakes": {m.id for m in question.answer.mistakes}
+        if isinstance(question.answer, NumericAnswer) else set(),
+        "choices": {c.key for c in question.choices},
+        "choice_feedback": {c.key for c in question.choices if not c.correct},
+        "rubric": set(question.rubric),
+    }
+    call_params = set(question.answer.calculator.params) if question.answer else set()
+    for lang in LANGUAGES:
+        if lang not in question.translations:
+            add(f"translations.{lang}", "is missing (en, fr, tr and zh are required)")
+    for lang, translation in question.translations.items():
+        if lang not in LANGUAGES:
+            add(f"translations.{lang}", f"is not a supported language ({', '.join(LANGUAGES)})")
+            continue
+        for field, keys in expected.items():
+            given = set(getattr(translation, field))
+            for key in sorted(keys - given):
+                add(f"translations.{lang}.{field}.{key}", "text is missing")
+            for key in sorted(given - keys):
+                add(f"translations.{lang}.{field}.{key}", "has no matching "
+                    + {"mistakes": "mistake", "choices": "choice", "choice_feedback":
+                       "wrong choice", "rubric": "rubric key point"}[field])
+        used = set(PLACEHOLDER.findall(translation.prompt))
+        for key in sorted(set(question.variants) - used):
+            add(f"translations.{lang}.prompt", f"does not show the variant parameter "
+                f"{{{key}}}, so new numbers would not reach the candidate")
+        for key in sorted(used & set(question.variants) - call_params):
+            add(f"translations.{lang}.prompt", f"placeholder {{{key}}} is not a parameter of "
+                "the answer's calculator")
+
+
+def _check_calculator(question: QuestionFile, add: Any) -> None:
+    for field, call in question.calls():
+        try:
+            evaluate_call(call)
+        except CallError as exc:
+            add(field, str(exc))
+            return
+    answer = question.answer
+    if answer is None:
+        return
+    for key in question.variants:
+        if key not in answer.calculator.params:
+            add(f"variants.{key}", f"is not a parameter of the answer's calculator "
+                f"({answer.calculator.name})")
+            return
+    if isinstance(answer, NumericAnswer):
+        _check_numeric(question, answer, add)
+    else:
+        _check_choices(question, answer, add)
+
+
+def _check_numeric(question: QuestionFile, answer: NumericAnswer, add: Any) -> None:
+    unit = output_unit(answer.calculator)
+    try:
+        stated = parse_value(answer.value, unit)
+    except ValueError as exc:
+        add("answer.value", f"{exc} (the calculator output is in {unit or 'plain numbers'})")
+        return
+    computed = evaluate_call(answer.calculator)
+    if not within(stated, computed, answer.tolerance):
+        add("answer.value", f"states {answer.value} but the calculator gives "
+            f"{_show(computed, unit)} ({answer.tolerance.type} tolerance "
+            f"{answer.tolerance.value})")
+    for draw in [{}, *variant_combinations(question)]:
+        label = _variant_label(draw)
+        try:
+            expected = evaluate_call(answer.calculator, draw)
+        except CallError as exc:
+            add("variants", f"{label}the answer cannot be computed: {exc}")
+            continue
+        for mistake in answer.mistakes:
+            field = f"answer.mistakes[{mistake.id}]"
+            try:
+                wrong = evaluate_call(mistake.calculator, draw)
+            except CallError as exc:
+                add(field, f"{label}{exc}")
+                continue
+            if output_unit(mistake.calculator) != unit:
+                add(field, f"gives {output_unit(mistake.calculator) or 'a plain number'}, the "
+                    f"answer is in {unit or 'plain numbers'}")
+            elif within(wrong, expected, answer.tolerance):
+                add(field, f"{label}the calculator says this mistake is right: it gives "
+                    f"{_show(wrong, unit)}, the answer is {_show(expected, unit)}")
+
+
+def _check_choices(question: QuestionFile, answer: ChoiceAnswer, add: Any) -> None:
+    unit = output_unit(answer.calculator)
+    for draw in [{}, *variant_combinations(question)]:
+        label = _variant_label(draw)
+        try:
+            expected = evaluate_call(answer.calculator, draw)
+        except CallError as exc:
+            add("variants", f"{label}the answer cannot be computed: {exc}")
+            continue
+        for choice in question.choices:
+            field = f"choices[{choice.key}]"
+            if choice.calculator is not None:
+                value = evaluate_call(choice.calculator, draw)
+            elif choice.value is not None and not draw:
+                try:
+                    value = parse_value(choice.value, unit)
+                except ValueError as exc:
+                    add(f"{field}.value", str(exc))
+                    continue
+            else:
+                continue
+            right = within(value, expected, answer.tolerance)
+            if choice.correct and not right:
+                add(field, f"{label}is marked correct but the calculator gives "
+                    f"{_show(expected, unit)}, not {_show(value, unit)}")
+            elif not choice.correct and right:
+                add(field, f"{label}is marked wrong but the calculator says it is right "
+                    f"({_show(value, unit)})")
+        if not draw:
+            _check_stated_choice_values(question, answer, unit, add)
+
+
+def _check_stated_choice_values(question: QuestionFile, answer: ChoiceAnswer,
+                                unit: str | None, add: Any) -> None:
+    """A choice with both a value and a calculator: the value must be what it computes."""
+    for choice in question.choices:
+        if choice.value is None or choice.calculator is None:
+            continue
+        try:
+            stated = parse_value(choice.value, unit)
+        except ValueError as exc:
+            add(f"choices[{choice.key}].value", str(exc))
+            continue
+        computed = evaluate_call(choice.calculator)
+        if not within(stated, computed, answer.tolerance):
+            add(f"choices[{choice.key}].value", f"states {choice.value} but its calculator "
+                f"gives {_show(computed, unit)}")
+
+
+def _check_evidence(question: QuestionFile, root: Path, cache: dict[str, Any],
+                    add: Any) -> None:
+    for i, evidence in enumerate(question.evidence):
+        field = f"evidence[{i}]"
+        if evidence.experiment not in cache:
+            path = root / "experiments" / f"{evidence.experiment}.json"
+            try:
+                cache[evidence.experiment] = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                cache[evidence.experiment] = None
+            except ValueError:
+                cache[evidence.experiment] = ValueError
+        recorded = cache[evidence.experiment]
+        if recorded is None:
+            add(f"{field}.experiment", f"no recorded experiment "
+                f"experiments/{evidence.experiment}.json")
+            continue
+        if recorded is ValueError:
+            add(f"{field}.experiment", f"experiments/{evidence.experiment}.json is not JSON")
+            continue
+        try:
+            value = resolve_path(recorded, evidence.path)
+        except KeyError as exc:
+            add(f"{field}.path", f"not in the recording: {exc.args[0]}")
+            continue
+        if not same_value(value, evidence.value):
+            add(f"{field}.value", f"states {json.dumps(evidence.value)} but the experiment "
+                f"recorded {json.dumps(value)}")
+
+
+def resolve_path(data: Any, path: str) -> Any:
+    """``outputs.rank0.grad[1]`` style paths into recorded JSON."""
+    current = data
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("["):
+            index = part.strip("[]")
+            if not isinstance(current, list) or not index.lstrip("-").isdigit() \
+                    or not -len(current) <= int(index) < len(current):
+                raise KeyError(f"no item {part} at '{path}'")
+            current = current[int(index)]
+        elif isinstance(current, dict) and part in current:
+            current = current[part]
+        else:
+            raise KeyError(f"no key '{part}' at '{path}'")
+    return current
+
+
+def same_value(recorded: Any, stated: Any) -> bool:
+    """Equal, with floats compared to 1e-9 relative (JSON round trips are not exact)."""
+    if isinstance(recorded, bool) or isinstance(stated, bool):
+        return recorded is stated
+    if isinstance(recorded, (int, float)) and isinstance(stated, (int, float)):
+        return math.isclose(recorded, stated, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(recorded, list) and isinstance(stated, list):
+        return len(recorded) == len(stated) and all(
+            same_value(a, b) for a, b in zip(recorded, stated, strict=True))
+    if isinstance(recorded, dict) and isinstance(stated, dict):
+        return recorded.keys() == stated.keys() and all(
+            same_value(recorded[k], stated[k]) for k in recorded)
+    return recorded == stated
+
+
+def _variant_label(draw: dict[str, Any]) -> str:
+    if not draw:
+        return ""
+    return "with " + ", ".join(f"{k}={v}" for k, v in draw.items()) + ": "
+
+
+def _show(value: float, unit: str | None) -> str:
+    return format_quantity(value, unit)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif item in ("NumericAnswer", "ChoiceAnswer") or str(item).startswith(("function-",
+                                                                                 "literal[")):
+            continue
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts) or "(question)"
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
