@@ -11,11 +11,15 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.calculator import InputError, calculators, get
 from app.calculator.registry import UnknownCalculator, value_from_text
 from app.calculator.units import format_quantity
 from app.config import get_settings
+
+if TYPE_CHECKING:
+    from app.bank.checks import CheckResult
 
 EXIT_USAGE = 2
 
@@ -71,12 +75,7 @@ def cmd_calc(args: argparse.Namespace) -> int:
 
 
 def cmd_bank_check(args: argparse.Namespace) -> int:
-    from app.bank.checks import check_bank
-
-    root = Path(args.path) if args.path else get_settings().bank_dir
-    if not root.is_dir():
-        raise CliError(f"{root}: no such directory")
-    result = check_bank(root)
+    result = _checked_bank(args.path)
     for finding in result.findings:
         print(finding, file=sys.stderr)
     if result.findings:
@@ -84,6 +83,89 @@ def cmd_bank_check(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print(f"ok: {len(result.files)} questions checked")
+    return 0
+
+
+def _checked_bank(path: str | None) -> CheckResult:
+    from app.bank.checks import check_bank
+
+    root = Path(path) if path else get_settings().bank_dir
+    if not root.is_dir():
+        raise CliError(f"{root}: no such directory")
+    return check_bank(root)
+
+
+def cmd_bank_load(args: argparse.Namespace) -> int:
+    from app.bank.loader import load_bank
+    from app.db import session_factory
+
+    result = _checked_bank(args.path)
+    if result.findings:
+        for finding in result.findings:
+            print(finding, file=sys.stderr)
+        print(f"not loaded: {len(result.findings)} problem(s); the database is unchanged",
+              file=sys.stderr)
+        return 1
+    with session_factory()() as session, session.begin():
+        report = load_bank(session, result.files)
+    print(f"loaded {len(result.files)} questions: {report.created} new, {report.updated} "
+          f"updated, {report.unchanged} unchanged")
+    return 0
+
+
+def cmd_bank_export(args: argparse.Namespace) -> int:
+    from app.bank.loader import export_bank
+    from app.db import session_factory
+
+    directory = Path(args.directory) if args.directory else get_settings().bank_dir
+    with session_factory()() as session:
+        written = export_bank(session, directory)
+    print(f"exported {len(written)} questions to {directory / 'questions'}")
+    return 0
+
+
+def cmd_bank_stats(args: argparse.Namespace) -> int:
+    from app.bank.stats import bank_stats
+
+    stats = bank_stats(_checked_bank(args.path))
+    if args.json:
+        print(json.dumps(stats))
+    else:
+        for key, value in stats.items():
+            print(f"{key:<22} {value}")
+    return 0
+
+
+def cmd_bank_fmt(args: argparse.Namespace) -> int:
+    from app.bank.loader import to_yaml
+
+    result = _checked_bank(args.path)
+    changed = 0
+    for bank_file in result.files:
+        text = to_yaml(bank_file.question)
+        if bank_file.path.read_text(encoding="utf-8") != text:
+            bank_file.path.write_text(text, encoding="utf-8")
+            changed += 1
+    print(f"{changed} file(s) rewritten in canonical form")
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    from alembic import command
+    from alembic.config import Config
+    from alembic.util.exc import CommandError
+
+    from app.config import ROOT
+
+    config = Config(toml_file=ROOT / "pyproject.toml")
+    try:
+        if args.db_command == "upgrade":
+            command.upgrade(config, args.revision)
+        else:
+            command.downgrade(config, args.revision)
+    except CommandError as exc:
+        raise CliError(str(exc)) from None
+    print(f"database {args.db_command}d to {args.revision}")
     return 0
 
 
@@ -123,6 +205,28 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_bank_check)
     schema = bank_sub.add_parser("schema", help="print the JSON Schema of a question file")
     schema.set_defaults(handler=cmd_bank_schema)
+    load = bank_sub.add_parser("load", help="check, then upsert the bank into the database")
+    load.add_argument("path", nargs="?", help="bank directory (default: question_bank/)")
+    load.set_defaults(handler=cmd_bank_load)
+    export = bank_sub.add_parser("export", help="write the database back as YAML files")
+    export.add_argument("directory", nargs="?", help="target (default: question_bank/)")
+    export.set_defaults(handler=cmd_bank_export)
+    stats = bank_sub.add_parser("stats", help="counts by topic, seniority, kind, language")
+    stats.add_argument("path", nargs="?", help="bank directory (default: question_bank/)")
+    stats.add_argument("--json", action="store_true", help="print one JSON object")
+    stats.set_defaults(handler=cmd_bank_stats)
+    fmt = bank_sub.add_parser("fmt", help="rewrite the files in canonical form")
+    fmt.add_argument("path", nargs="?", help="bank directory (default: question_bank/)")
+    fmt.set_defaults(handler=cmd_bank_fmt)
+
+    db = sub.add_parser("db", help="database migrations")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    upgrade = db_sub.add_parser("upgrade", help="migrate up (default: to head)")
+    upgrade.add_argument("revision", nargs="?", default="head")
+    upgrade.set_defaults(handler=cmd_db)
+    downgrade = db_sub.add_parser("downgrade", help="migrate down to REVISION ('base': empty)")
+    downgrade.add_argument("revision")
+    downgrade.set_defaults(handler=cmd_db)
 
     serve = sub.add_parser("serve", help="serve the web app with uvicorn")
     serve.add_argument("--host", default="127.0.0.1")

@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    model_validator,
+)
 
 LANGUAGES = ("en", "fr", "tr", "zh")
 TOPICS = {
@@ -120,6 +128,13 @@ class Translation(Strict):
     guidance: Guidance
 
 
+def _answer_model(answer: Any) -> str:
+    """A numeric answer states a value; a choice question's answer only has a calculator."""
+    if isinstance(answer, dict):
+        return "NumericAnswer" if {"value", "mistakes"} & answer.keys() else "ChoiceAnswer"
+    return type(answer).__name__
+
+
 class QuestionFile(Strict):
     """One question: ``question_bank/questions/<topic>/<id>.yaml``."""
 
@@ -129,7 +144,11 @@ class QuestionFile(Strict):
     seniority: Literal[SENIORITIES]  # type: ignore[valid-type]
     difficulty: int = Field(ge=1, le=3)
     kind: Literal[KINDS]  # type: ignore[valid-type]
-    answer: NumericAnswer | ChoiceAnswer | None = None
+    answer: Annotated[
+        Annotated[NumericAnswer, Tag("NumericAnswer")]
+        | Annotated[ChoiceAnswer, Tag("ChoiceAnswer")],
+        Discriminator(_answer_model),
+    ] | None = None
     variants: dict[str, list[ParamValue]] = Field(default_factory=dict)
     choices: list[Choice] = Field(default_factory=list)
     rubric: list[Slug] = Field(default_factory=list)
@@ -142,14 +161,10 @@ class QuestionFile(Strict):
     @model_validator(mode="before")
     @classmethod
     def _normalise(cls, data: Any) -> Any:
-        """Pick the answer model from the kind (so errors point at the right fields) and
-        accept a single evidence object as well as a list."""
+        """Accept a single evidence object as well as a list."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        if isinstance(data.get("answer"), dict):
-            model = NumericAnswer if data.get("kind") == "numeric" else ChoiceAnswer
-            data["answer"] = model.model_validate(data["answer"])
         if isinstance(data.get("evidence"), dict):
             data["evidence"] = [data["evidence"]]
         if data.get("evidence") is None:
@@ -177,6 +192,9 @@ class QuestionFile(Strict):
                 problems.append("choice keys must be unique")
             if self.rubric:
                 problems.append("a choice question has no rubric")
+            if isinstance(self.answer, NumericAnswer):
+                problems.append("a choice question's answer is only a calculator call; the "
+                                "values go on the choices")
         elif self.kind == "open":
             if not 3 <= len(self.rubric) <= 6:
                 problems.append(f"an open question has 3 to 6 rubric key points, not "

@@ -199,8 +199,8 @@ def _accepted(dimension: Dimension | None) -> str:
 _DECIMAL_STEPS = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _BINARY_STEPS = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"),
                  (2.0**10, "Ki")]
-_TIME_STEPS = [(365.25 * 86400.0, " years"), (86400.0, " days"), (3600.0, " h"), (60.0, " min"), (1.0, " s"),
-               (1e-3, " ms"), (1e-6, " µs"), (1e-9, " ns")]
+_TIME_STEPS = [(365.25 * 86400.0, " years"), (86400.0, " days"), (3600.0, " h"),
+               (60.0, " min"), (1.0, " s"), (1e-3, " ms"), (1e-6, " µs"), (1e-9, " ns")]
 
 
 def significant(value: float, digits: int = 4) -> str:

@@ -1,0 +1,77 @@
+"""Database plumbing: the declarative base, engines and sessions.
+
+SQLite is the embedded default (foreign keys on, WAL); PostgreSQL goes through
+psycopg 3 with the same code. A request gets one session and commits once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from app.config import get_settings
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {  # noqa: RUF012 - read by SQLAlchemy at class creation
+        dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class Timestamped:
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite connections get foreign keys and WAL."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@cache
+def engine() -> Engine:
+    return make_engine(get_settings().database_url)
+
+
+@cache
+def session_factory() -> sessionmaker[Session]:
+    return sessionmaker(bind=engine(), expire_on_commit=False)
+
+
+def get_session() -> Iterator[Session]:
+    """FastAPI dependency: one session per request, committed once at the end."""
+    with session_factory()() as session:
+        try:
+            yield session
+            session.commit()
+        except Exception:
+            session.rollback()
+            raise

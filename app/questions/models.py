@@ -1,0 +1,63 @@
+"""Questions in the database: the structural spec, one row per language, tags."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base, Timestamped
+
+
+class Question(Timestamped, Base):
+    """One bank question. ``spec`` holds every language-independent field of its file."""
+
+    __tablename__ = "question"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+    topic: Mapped[str] = mapped_column(String(40), index=True)
+    seniority: Mapped[str] = mapped_column(String(10), index=True)
+    difficulty: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(20), index=True)
+    spec: Mapped[dict[str, Any]]
+    content_hash: Mapped[str] = mapped_column(String(64))
+    deleted_at: Mapped[datetime | None]
+    version_id: Mapped[int] = mapped_column(default=1)
+
+    translations: Mapped[list[QuestionTranslation]] = relationship(
+        back_populates="question", lazy="raise", cascade="all, delete-orphan",
+        order_by="QuestionTranslation.lang")
+    tags: Mapped[list[QuestionTag]] = relationship(
+        lazy="raise", cascade="all, delete-orphan", order_by="QuestionTag.position")
+
+    __mapper_args__ = {"version_id_col": version_id}  # noqa: RUF012 - SQLAlchemy reads it
+
+
+class QuestionTranslation(Base):
+    """A question's texts in one language; ``content`` holds the texts beyond the prompt."""
+
+    __tablename__ = "question_translation"
+    __table_args__ = (UniqueConstraint("question_id", "lang"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"))
+    lang: Mapped[str] = mapped_column(String(8))
+    title: Mapped[str] = mapped_column(String(160))
+    prompt: Mapped[str] = mapped_column(Text)
+    explanation: Mapped[str] = mapped_column(Text)
+    content: Mapped[dict[str, Any]]
+    search_text: Mapped[str] = mapped_column(Text)
+
+    question: Mapped[Question] = relationship(back_populates="translations", lazy="raise")
+
+
+class QuestionTag(Base):
+    __tablename__ = "question_tag"
+
+    question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    tag: Mapped[str] = mapped_column(String(80), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(default=0)
