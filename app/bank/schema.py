@@ -22,20 +22,10 @@ from pydantic import (
 )
 
 LANGUAGES = ("en", "fr", "tr", "zh")
-TOPICS = {
-    "collectives": "Collectives and their cost models",
-    "data-parallel": "Data parallelism (DDP)",
-    "bucketing": "Gradient bucketing and overlap",
-    "memory": "Memory accounting",
-    "zero-fsdp": "ZeRO and FSDP",
-    "tensor-parallel": "Tensor parallelism",
-    "pipeline-parallel": "Pipeline parallelism",
-    "parallelism-strategy": "Combining parallelisms",
-    "hardware": "Hardware and interconnect",
-    "efficiency": "Efficiency: FLOPs, MFU, bottlenecks",
-    "fault-tolerance": "Fault tolerance",
-    "frameworks": "Frameworks",
-}
+# Topic slugs; their display names (translated) are in app/web/labels.py.
+TOPICS = ("collectives", "data-parallel", "bucketing", "memory", "zero-fsdp", "tensor-parallel",
+          "pipeline-parallel", "parallelism-strategy", "hardware", "efficiency",
+          "fault-tolerance", "frameworks")
 SENIORITIES = ("junior", "mid", "senior")
 KINDS = ("single_choice", "multi_choice", "numeric", "open")
 
@@ -139,7 +129,7 @@ class QuestionFile(Strict):
     """One question: ``question_bank/questions/<topic>/<id>.yaml``."""
 
     id: Slug
-    topic: Literal[tuple(TOPICS)]  # type: ignore[valid-type]
+    topic: Literal[TOPICS]  # type: ignore[valid-type]
     tags: list[Slug] = Field(default_factory=list)
     seniority: Literal[SENIORITIES]  # type: ignore[valid-type]
     difficulty: int = Field(ge=1, le=3)

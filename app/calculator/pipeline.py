@@ -14,6 +14,8 @@ from app.calculator.units import significant as sig
             "(Megatron's definition) and as a fraction of the whole batch time (GPipe's).",
     formula="bubble / ideal = (p−1)/(v·m); bubble / total = (p−1)/(v·m + p − 1)",
     sources=(
+        "Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models "
+        "(arXiv:2205.05198) §4.2.3",
         "Narayanan et al., Efficient Large-Scale Language Model Training on GPU Clusters "
         "Using Megatron-LM, SC21 (arXiv:2104.04473) §2.2.1-2.2.2",
         "Huang et al., GPipe, NeurIPS 2019 (arXiv:1811.06965) §2.3",
@@ -31,8 +33,9 @@ from app.calculator.units import significant as sig
     outputs=(
         Output("bubble_over_ideal", "Bubble time ÷ ideal time (p−1)/(v·m); can exceed 1."),
         Output("bubble_fraction_of_total", "Bubble time ÷ total batch time, in [0, 1)."),
-        Output("inflight_microbatches", "Micro-batches whose activations the first stage "
-               "holds at once (gpipe: m; 1f1b and interleaved: at most p)."),
+        Output("inflight_microbatches", "Activations the first stage holds at once, in "
+               "micro-batches of a whole stage: gpipe m; 1f1b min(p, m); interleaved "
+               "min(p, m)·(1 + (p−1)/(p·v)) (Korthikanti et al. §4.2.3)."),
     ),
 )
 def pipeline_bubble(
@@ -48,12 +51,14 @@ def pipeline_bubble(
                   f"({p}), got {m}")
     over_ideal = (p - 1) / (v * m)
     of_total = over_ideal / (1 + over_ideal)
-    inflight = m if schedule == "gpipe" else min(p, m)
+    inflight: float = m if schedule == "gpipe" else min(p, m)
+    if schedule == "interleaved" and v > 1:
+        inflight = min(p, m) * (1 + (p - 1) / (p * v))  # the longer warm-up of chunked stages
     worked = [
         f"{schedule} schedule, p = {p} stages, m = {m} micro-batches, v = {v}",
         f"bubble / ideal = (p−1)/(v·m) = {p - 1}/({v}·{m}) = {sig(over_ideal)}",
         f"bubble / total = x/(1+x) = {sig(of_total)}",
-        f"activations in flight on the first stage: {inflight} micro-batches",
+        f"activations in flight on the first stage: {sig(inflight)} micro-batches",
     ]
     return Result({"bubble_over_ideal": over_ideal, "bubble_fraction_of_total": of_total,
                    "inflight_microbatches": inflight}, worked)

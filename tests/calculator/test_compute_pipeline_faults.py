@@ -73,6 +73,12 @@ class TestPipelineBubble:
     def test_1f1b_holds_at_most_p_microbatches(self):
         assert run("pipeline-bubble", stages=8, microbatches=32)["inflight_microbatches"] == 8
 
+    def test_interleaving_holds_more_activations(self):
+        """Korthikanti §4.2.3: the first stage needs 1 + (p−1)/(p·v) times 1F1B's memory."""
+        out = run("pipeline-bubble", stages=4, microbatches=16, schedule="interleaved",
+                  virtual_stages=2)
+        assert out["inflight_microbatches"] == pytest.approx(4 * (1 + 3 / 8))
+
     def test_chunks_only_for_interleaved(self):
         with pytest.raises(InputError) as info:
             run("pipeline-bubble", stages=4, microbatches=8, schedule="gpipe", virtual_stages=2)
