@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test test-sqlite test-pg lint fmt assets install bank-check clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,15 @@ static/vendor/htmx.min.js: package.json package-lock.json
 
 assets: static/vendor/htmx.min.js
 
-run: install assets
+db: install
+	$(BIN)/ringside db upgrade
+	$(BIN)/ringside bank load
+
+run: install assets db
 	$(BIN)/ringside serve --host 127.0.0.1 --port 8000
+
+bank-check: install
+	$(BIN)/ringside bank check
 
 lint: install
 	$(BIN)/ruff check .
@@ -31,8 +38,17 @@ lint: install
 fmt: install
 	$(BIN)/ruff check --fix .
 
-test: install assets lint
+# Runs on SQLite; the database tests also run on PostgreSQL when RINGSIDE_TEST_DATABASE_URL is set.
+test: install assets lint bank-check
 	$(BIN)/pytest
+
+# UI strings: extract from app/ and templates/, then merge into each language's catalog.
+i18n-extract: install
+	$(BIN)/pybabel extract -F pyproject.toml -k _ -k N_ -k gettext -k ngettext:1,2 \
+	  -k pgettext:1c,2 --no-location --sort-output -o app/i18n/messages.pot .
+	for lang in fr tr zh; do \
+	  $(BIN)/pybabel update -i app/i18n/messages.pot -d app/i18n/locale -l $$lang -D messages \
+	    --no-fuzzy-matching --ignore-obsolete; done
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from app.api.questions import router as api_questions_router
 from app.api.v1 import router as api_router
 from app.calculator_pages.router import router as calculator_pages_router
 from app.config import ROOT, get_settings
 from app.home.router import router as home_router
+from app.i18n.negotiation import LanguageMiddleware
+from app.i18n.router import router as language_router
+from app.questions.router import router as questions_router
 from app.web import errors
+from app.web.csrf import CsrfCookieMiddleware, csrf_protect
 from app.web.security import SecurityHeadersMiddleware
 
 
@@ -24,14 +29,21 @@ def create_app() -> FastAPI:
         openapi_url="/api/v1/openapi.json",
         docs_url="/api/v1/docs",
         redoc_url=None,
+        dependencies=[Depends(csrf_protect)],
     )
+    # Last added runs first: headers wrap everything, then hosts, language, CSRF cookie.
+    app.add_middleware(CsrfCookieMiddleware)
+    app.add_middleware(LanguageMiddleware)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
     app.add_middleware(SecurityHeadersMiddleware)
     errors.install(app)
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(home_router)
+    app.include_router(questions_router)
     app.include_router(calculator_pages_router)
+    app.include_router(language_router)
     app.include_router(api_router)
+    app.include_router(api_questions_router)
     return app
 
 

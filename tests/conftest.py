@@ -11,8 +11,8 @@ import pytest
 from alembic import command
 from alembic.config import Config
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, text
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import ROOT
 from app.db import make_engine
@@ -25,14 +25,6 @@ BACKENDS = [
         pytest.mark.skipif(not POSTGRES_URL, reason="RINGSIDE_TEST_DATABASE_URL is not set"),
     ]),
 ]
-
-
-@pytest.fixture(scope="session")
-def client() -> Iterator[TestClient]:
-    from app.main import app
-
-    with TestClient(app, raise_server_exceptions=False) as test_client:
-        yield test_client
 
 
 def alembic_config() -> Config:
@@ -80,3 +72,58 @@ def engine(empty_engine: Engine) -> Engine:
 def session(engine: Engine) -> Iterator[Session]:
     with Session(engine, expire_on_commit=False) as db_session:
         yield db_session
+
+
+def _web_database_url(backend: str, directory: Path) -> str:
+    """A database of its own for the HTTP tests (the function-scoped ones reset theirs)."""
+    if backend == "sqlite":
+        return f"sqlite:///{directory / 'web.db'}"
+    base = make_url(POSTGRES_URL or "")
+    name = f"{base.database}_web"
+    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def web_engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[Engine]:
+    """A migrated database with the real bank loaded, shared by the HTTP tests."""
+    from app.bank.checks import check_bank
+    from app.bank.loader import load_bank
+
+    engine = make_engine(_web_database_url(request.param, tmp_path_factory.mktemp("web")))
+    migrate(engine)
+    result = check_bank(ROOT / "question_bank")
+    with Session(engine) as session, session.begin():
+        load_bank(session, result.files)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def client(web_engine: Engine) -> Iterator[TestClient]:
+    """The real application, its sessions bound to the test database."""
+    from app.db import get_session
+    from app.main import app
+
+    factory = sessionmaker(bind=web_engine, expire_on_commit=False)
+
+    def session_override() -> Iterator[Session]:
+        with factory() as session:
+            yield session
+            session.commit()
+
+    app.dependency_overrides[get_session] = session_override
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        yield test_client
+    app.dependency_overrides.pop(get_session, None)
+
+
+def csrf_token(client: TestClient, path: str = "/") -> str:
+    """The token a page hands to its forms (and the cookie that goes with it)."""
+    client.get(path)
+    return client.cookies.get("csrftoken") or ""

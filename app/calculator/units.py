@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -210,29 +211,37 @@ def significant(value: float, digits: int = 4) -> str:
     return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", f"{value:.{digits}g}")
 
 
-def _prefixed(value: float, steps: list[tuple[float, str]], unit: str, digits: int) -> str:
+Number = Callable[[float, int], str]
+
+
+def _prefixed(value: float, steps: list[tuple[float, str]], unit: str, digits: int,
+              number: Number) -> str:
     if abs(value) >= steps[0][0] * 1000:  # beyond the largest prefix
-        return f"{significant(value, digits)} {unit}"
+        return f"{number(value, digits)} {unit}"
     for factor, prefix in steps:
         if abs(value) >= factor:
-            return f"{significant(value / factor, digits)} {prefix}{unit}"
-    return f"{significant(value, digits)} {unit}"
+            return f"{number(value / factor, digits)} {prefix}{unit}"
+    return f"{number(value, digits)} {unit}"
 
 
-def format_quantity(value: float, unit: str | None, digits: int = 4) -> str:
-    """A base-unit number for people: ``(1.4e9, "B")`` gives ``1.4 GB (1.304 GiB)``."""
+def format_quantity(value: float, unit: str | None, digits: int = 4,
+                    number: Number = significant) -> str:
+    """A base-unit number for people: ``(1.4e9, "B")`` gives ``1.4 GB (1.304 GiB)``.
+
+    ``number`` formats the bare numbers (the web passes a locale-aware one).
+    """
     if not unit:
-        return significant(value, digits)
+        return number(value, digits)
     if unit == "B":
         if abs(value) < 1000:
-            return f"{significant(value, digits)} B"
-        return (f"{_prefixed(value, _DECIMAL_STEPS, 'B', digits)} "
-                f"({_prefixed(value, _BINARY_STEPS, 'B', digits)})")
+            return f"{number(value, digits)} B"
+        return (f"{_prefixed(value, _DECIMAL_STEPS, 'B', digits, number)} "
+                f"({_prefixed(value, _BINARY_STEPS, 'B', digits, number)})")
     if unit == "s":
         for factor, name in _TIME_STEPS:
             if abs(value) >= factor:
-                return f"{significant(value / factor, digits)}{name}"
-        return f"{significant(value, digits)} s"
+                return f"{number(value / factor, digits)}{name}"
+        return f"{number(value, digits)} s"
     if unit in ("FLOP", "FLOP/s", "B/s"):
-        return _prefixed(value, _DECIMAL_STEPS, unit, digits)
-    return f"{significant(value, digits)} {unit}"
+        return _prefixed(value, _DECIMAL_STEPS, unit, digits, number)
+    return f"{number(value, digits)} {unit}"

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from app.i18n import _
 from app.web.templating import render
 
 log = logging.getLogger("ringside")
@@ -42,7 +43,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def unexpected_error(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        message = "Something went wrong on our side. The error has been logged."
+        message = _("Something went wrong on our side. The error has been logged.")
         if _wants_json(request):
             return JSONResponse({"detail": message}, status_code=500)
         return render(request, "errors/error.html", {"status": 500, "message": message},

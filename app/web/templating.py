@@ -4,17 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
+import jinja2
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
+from app import i18n
 from app.calculator.units import format_quantity
 from app.config import ROOT
 from app.web.htmx import is_partial
+from app.web.labels import AREAS, LABELS
+from app.web.markdown import render_inline, render_markdown
+from app.web.numbers import localized_number
 
-templates = Jinja2Blocks(directory=str(ROOT / "templates"))
-templates.env.filters["quantity"] = format_quantity
-templates.env.globals["static_version"] = "1"
+templates = Jinja2Blocks(env=jinja2.Environment(
+    loader=jinja2.FileSystemLoader(ROOT / "templates"), autoescape=True,
+    extensions=["jinja2.ext.i18n"]))
+templates.env.install_gettext_callables(  # type: ignore[attr-defined]
+    i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext)
+templates.env.filters["quantity"] = lambda value, unit=None: format_quantity(
+    value, unit, number=localized_number)
+templates.env.filters["number"] = localized_number
+templates.env.filters["markdown"] = render_markdown
+templates.env.filters["markdown_inline"] = render_inline
+templates.env.globals["language_names"] = i18n.LANGUAGE_NAMES
+templates.env.globals["labels"] = LABELS
+templates.env.globals["area_names"] = AREAS
 
 
 def render(
@@ -27,8 +42,9 @@ def render(
 ) -> Response:
     """Render a whole page, or only ``block`` when htmx asks for a fragment."""
     name = block if block and is_partial(request) else None
+    context = {"lang": i18n.current_language.get(), **(context or {})}
     response = templates.TemplateResponse(
-        request, template, context or {}, block_name=name, status_code=status_code
+        request, template, context, block_name=name, status_code=status_code
     )
     response.headers.append("Vary", "HX-Request")
     return response

@@ -1,0 +1,145 @@
+"""JSON API for questions: list with the browse filters, read one, grade an answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from app.deps import SessionDep
+from app.i18n import LANGUAGES, current_language
+from app.practice.feedback import messages
+from app.practice.grading import grade
+from app.questions import repository
+from app.questions.service import title, view
+
+router = APIRouter(prefix="/api/v1/questions", tags=["questions"])
+
+
+class QuestionSummary(BaseModel):
+    id: str
+    topic: str
+    seniority: str
+    difficulty: int
+    kind: str
+    tags: list[str]
+    title: str
+
+
+class QuestionPage(BaseModel):
+    total: int
+    page: int
+    pages: int
+    items: list[QuestionSummary]
+
+
+class Choice(BaseModel):
+    key: str
+    text: str
+
+
+class QuestionOut(BaseModel):
+    id: str
+    topic: str
+    seniority: str
+    difficulty: int
+    kind: str
+    tags: list[str]
+    lang: str = Field(description="the language of the texts (English when not translated)")
+    title: str
+    prompt: str
+    choices: list[Choice]
+    has_variants: bool
+    seed: int | None
+    params: dict[str, Any]
+
+
+class AnswerIn(BaseModel):
+    answer: str | list[str] = Field(description="text for numeric and open questions (for "
+                                    "open ones, the list of rubric key points covered); "
+                                    "the chosen key(s) for choice questions")
+    seed: int | None = Field(default=None, ge=1, lt=2**31,
+                             description="the variant the question was shown with")
+
+
+class AnswerOut(BaseModel):
+    correct: bool
+    score: float
+    feedback: str
+    mistake: str | None
+    unit_issue: str | None
+    problem: str | None
+    expected: float | None
+    given: float | None
+    unit: str | None
+    correct_choices: list[str]
+    explanation: str
+
+
+def _lang(lang: str | None) -> str:
+    if lang is not None:
+        if lang not in LANGUAGES:
+            raise HTTPException(422, f"lang must be one of {', '.join(LANGUAGES)}")
+        current_language.set(lang)
+        return lang
+    return current_language.get()
+
+
+@router.get("", summary="List questions (same filters as the browse page)",
+            response_model=QuestionPage)
+def list_questions(request: Request, session: SessionDep,
+                   lang: str | None = Query(None, description="en, fr, tr or zh")) -> QuestionPage:
+    language = _lang(lang)
+    filters, ignored = repository.Filters.parse(dict(request.query_params))
+    if ignored:
+        raise HTTPException(422, f"invalid filter value(s): {', '.join(ignored)}")
+    result = repository.browse(session, filters)
+    return QuestionPage(total=result.total, page=min(filters.page, result.pages),
+                        pages=result.pages, items=[QuestionSummary(
+                            id=row.slug, topic=row.topic, seniority=row.seniority,
+                            difficulty=row.difficulty, kind=row.kind,
+                            tags=[t.tag for t in row.tags], title=title(row, language))
+                            for row in result.items])
+
+
+def _load(session: SessionDep, slug: str, lang: str, seed: int | None):
+    row = repository.get_by_slug(session, slug) if len(slug) <= 80 else None
+    if row is None:
+        raise HTTPException(404, f"no question '{slug[:80]}'")
+    return view(row, lang, seed)
+
+
+@router.get("/{slug}", summary="One question, without its answer", response_model=QuestionOut,
+            responses={404: {"description": "Unknown question"}})
+def get_question(slug: str, session: SessionDep, lang: str | None = None,
+                 seed: int | None = Query(None, ge=1, lt=2**31)) -> QuestionOut:
+    from app.bank.calls import fill_placeholders
+
+    q = _load(session, slug, _lang(lang), seed)
+    return QuestionOut(
+        id=q.row.slug, topic=q.spec.topic, seniority=q.spec.seniority,
+        difficulty=q.spec.difficulty, kind=q.spec.kind, tags=list(q.spec.tags),
+        lang=q.shown_lang, title=q.texts.title,
+        prompt=fill_placeholders(q.texts.prompt, q.params),
+        choices=[Choice(key=c.key, text=q.choice_text(c.key)) for c in q.spec.choices],
+        has_variants=bool(q.spec.variants), seed=q.seed, params=q.params)
+
+
+@router.post("/{slug}/answer", summary="Grade an answer", response_model=AnswerOut,
+             responses={404: {"description": "Unknown question"}})
+def answer_question(slug: str, body: AnswerIn, session: SessionDep,
+                    lang: str | None = None) -> JSONResponse:
+    q = _load(session, slug, _lang(lang), body.seed)
+    answers = body.answer if isinstance(body.answer, list) else [body.answer]
+    result = grade(q.spec, [str(a)[:2000] for a in answers[:20]], q.seed)
+    out = AnswerOut(
+        correct=result.correct, score=result.score,
+        feedback="\n".join(m.text for m in messages(result, q)), mistake=result.mistake,
+        unit_issue=result.unit_issue, problem=result.problem, expected=result.expected,
+        given=result.given, unit=result.unit, correct_choices=result.correct_choices,
+        explanation=q.texts.explanation if not result.problem else "")
+    return JSONResponse(json.loads(out.model_dump_json()),
+                        status_code=422 if result.problem else 200)

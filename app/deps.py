@@ -1,0 +1,19 @@
+"""Typed dependencies shared by routes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from app.db import get_session
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def current_lang(request: Request) -> str:
+    return str(request.state.lang)
+
+
+LangDep = Annotated[str, Depends(current_lang)]

@@ -1,0 +1,192 @@
+"""Grading an answer: choices, numbers with units (naming the mistake), open answers.
+
+The grader returns codes and numbers, not sentences: templates and the API turn them
+into text in the candidate's language, using the bank's own mistake texts.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.bank.calls import CallError, draw_variant, evaluate_call, output_unit, within
+from app.bank.schema import NumericAnswer, QuestionFile
+from app.calculator import get
+from app.calculator.units import DIMENSIONS, UnitError, parse
+
+MAX_ANSWER_CHARS = 64
+OPEN_PASS_SCORE = 0.75  # an open answer "passes" when it covers three quarters of the rubric
+
+# Swapping decimal and binary prefixes in what the candidate wrote: MB <-> MiB...
+_PREFIX_SWAP = {"kB": "KiB", "KB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB", "PB": "PiB",
+                "KiB": "kB", "MiB": "MB", "GiB": "GB", "TiB": "TB", "PiB": "PB"}
+_UNIT_TOKEN = re.compile(r"(?<![A-Za-z])(kB|KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|PiB)(?![A-Za-z])")
+
+
+@dataclass
+class Grade:
+    """The outcome of one answer. ``problem`` is set when the answer could not be read."""
+
+    kind: str
+    correct: bool = False
+    score: float = 0.0
+    problem: str | None = None  # empty | too-long | not-a-number | wrong-dimension | ...
+    problem_detail: str = ""
+    mistake: str | None = None  # id of a named mistake the answer matches
+    unit_issue: str | None = None  # decimal-binary | bits-bytes | missing-unit
+    given: float | None = None
+    expected: float | None = None
+    unit: str | None = None
+    worked: list[str] = field(default_factory=list)
+    chosen: list[str] = field(default_factory=list)
+    correct_choices: list[str] = field(default_factory=list)
+    rubric_ticked: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "worked"} | {
+            "worked": self.worked}
+
+
+def variant_params(question: QuestionFile, seed: int | None) -> dict[str, Any]:
+    """The parameters a question is shown with: its own, or a redraw for ``seed``."""
+    if not question.variants or not seed:
+        return {}
+    return draw_variant(question, random.Random(seed))  # noqa: S311 - not security
+
+
+def shown_params(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]:
+    """The answer calculator's parameters with the variant applied (for the prompt)."""
+    if question.answer is None:
+        return {}
+    return {**question.answer.calculator.params, **draw}
+
+
+def grade(question: QuestionFile, answers: list[str], seed: int | None = None) -> Grade:
+    """Grade raw form values: one text for numeric/open, the chosen keys for choices."""
+    if question.kind == "numeric":
+        return grade_numeric(question, answers[0] if answers else "", seed)
+    if question.kind == "open":
+        return grade_open(question, answers)
+    return grade_choice(question, answers)
+
+
+def grade_choice(question: QuestionFile, chosen: list[str]) -> Grade:
+    keys = [c.key for c in question.choices]
+    correct = sorted(c.key for c in question.choices if c.correct)
+    result = Grade(kind=question.kind, correct_choices=correct)
+    picked = sorted(set(chosen))
+    unknown = [k for k in picked if k not in keys]
+    if unknown:
+        result.problem, result.problem_detail = "unknown-choice", ", ".join(unknown)[:40]
+        return result
+    if not picked:
+        result.problem = "empty"
+        return result
+    if question.kind == "single_choice" and len(picked) > 1:
+        result.problem = "one-choice-only"
+        return result
+    result.chosen = picked
+    right = len(set(picked) & set(correct))
+    wrong = len(set(picked) - set(correct))
+    result.correct = picked == correct
+    result.score = 1.0 if result.correct else max(0.0, (right - wrong) / len(correct))
+    return result
+
+
+def grade_open(question: QuestionFile, ticked: list[str]) -> Grade:
+    """Self-assessment: the candidate ticks the rubric's key points they covered."""
+    unknown = [k for k in ticked if k not in question.rubric]
+    result = Grade(kind="open")
+    if unknown:
+        result.problem, result.problem_detail = "unknown-key-point", ", ".join(unknown)[:40]
+        return result
+    result.rubric_ticked = [k for k in question.rubric if k in ticked]
+    result.score = len(result.rubric_ticked) / len(question.rubric)
+    result.correct = result.score >= OPEN_PASS_SCORE
+    return result
+
+
+def grade_numeric(question: QuestionFile, text: str, seed: int | None = None) -> Grade:
+    assert isinstance(question.answer, NumericAnswer)
+    answer = question.answer
+    unit = output_unit(answer.calculator)
+    dimension = DIMENSIONS.get(unit) if unit else None
+    draw = variant_params(question, seed)
+    result = Grade(kind="numeric", unit=unit)
+    try:
+        result.expected = evaluate_call(answer.calculator, draw)
+        evaluation = get(answer.calculator.name).evaluate(shown_params(question, draw))
+        result.worked = evaluation.worked
+    except (CallError, ValueError):  # a bank bug; bank check prevents it
+        result.problem = "unavailable"
+        return result
+    cleaned = text.strip()
+    if not cleaned:
+        result.problem = "empty"
+        return result
+    if len(cleaned) > MAX_ANSWER_CHARS:
+        result.problem = "too-long"
+        return result
+    try:
+        given = _read_number(cleaned, dimension)
+    except UnitError as exc:
+        result.problem = "wrong-dimension" if _other_dimension(cleaned) else "not-a-number"
+        result.problem_detail = str(exc)
+        return result
+    result.given = given
+    tolerance = answer.tolerance
+    if within(given, result.expected, tolerance):
+        result.correct, result.score = True, 1.0
+        return result
+    for mistake in answer.mistakes:
+        try:
+            if within(given, evaluate_call(mistake.calculator, draw), tolerance):
+                result.mistake = mistake.id
+                return result
+        except CallError:
+            continue
+    result.unit_issue = _unit_issue(cleaned, given, result.expected, unit, tolerance)
+    return result
+
+
+def _read_number(text: str, dimension: Any) -> float:
+    """A quantity in the output's unit; unitless outputs also take a percentage."""
+    if dimension is None and text.endswith("%"):
+        return parse(text[:-1].strip(), None) / 100
+    return parse(text, dimension)
+
+
+def _other_dimension(text: str) -> bool:
+    """Whether the text is a valid quantity of some other kind (seconds for bytes...)."""
+    for dimension in DIMENSIONS.values():
+        try:
+            parse(text, dimension)
+            return bool(re.search(r"[A-Za-zµ]", text))
+        except UnitError:
+            continue
+    return False
+
+
+def _unit_issue(text: str, given: float, expected: float, unit: str | None,
+                tolerance: Any) -> str | None:
+    """Why a wrong number may only be a unit slip: MB for MiB, bits for bytes, no unit."""
+    if unit != "B" and unit != "B/s":
+        return None
+    token = _UNIT_TOKEN.search(text)
+    if token:
+        swapped = text[:token.start()] + _PREFIX_SWAP[token.group(1)] + text[token.end():]
+        try:
+            if within(parse(swapped, DIMENSIONS[unit]), expected, tolerance):
+                return "decimal-binary"
+        except UnitError:
+            pass
+    if within(given / 8, expected, tolerance) or within(given * 8, expected, tolerance):
+        return "bits-bytes"
+    if not re.search(r"[A-Za-z]", text):
+        for power in range(1, 6):
+            if within(given * 1000**power, expected, tolerance) or within(
+                    given * 1024**power, expected, tolerance):
+                return "missing-unit"
+    return None

@@ -1,0 +1,161 @@
+"""Queries for browsing questions: filters, facet counts and a page of results.
+
+The number of statements is fixed (one per facet, one count, one page, one for the
+page's translations and tags), whatever the size of the bank or the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, case, exists, func, select
+from sqlalchemy.orm import Session, selectinload
+
+from app.bank.schema import KINDS, SENIORITIES, TOPICS
+from app.questions.models import Question, QuestionTag, QuestionTranslation
+from app.questions.search import normalise
+
+PER_PAGE = 20
+MAX_QUERY_CHARS = 100
+FACETS = ("topic", "seniority", "difficulty", "kind", "tag")
+
+
+@dataclass(frozen=True)
+class Filters:
+    topic: str | None = None
+    seniority: str | None = None
+    difficulty: int | None = None
+    kind: str | None = None
+    tag: str | None = None
+    q: str = ""
+    page: int = 1
+
+    @classmethod
+    def parse(cls, params: dict[str, str]) -> tuple[Filters, list[str]]:
+        """Filters from a query string; values that are not allowed are dropped and named."""
+        ignored: list[str] = []
+
+        def pick(name: str, allowed: tuple[str, ...] | list[str]) -> str | None:
+            value = params.get(name) or None
+            if value is not None and value not in allowed:
+                ignored.append(name)
+                return None
+            return value
+
+        difficulty = pick("difficulty", ("1", "2", "3"))
+        page_text = params.get("page", "1")
+        page = int(page_text) if page_text.isdigit() and 0 < int(page_text) < 100_000 else 1
+        if page_text != "1" and page == 1 and page_text:
+            ignored.append("page")
+        tag = params.get("tag") or None
+        if tag is not None and (len(tag) > 80 or not tag.replace("-", "").isalnum()):
+            ignored.append("tag")
+            tag = None
+        return cls(
+            topic=pick("topic", tuple(TOPICS)), seniority=pick("seniority", SENIORITIES),
+            difficulty=int(difficulty) if difficulty else None, kind=pick("kind", KINDS),
+            tag=tag, q=params.get("q", "")[:MAX_QUERY_CHARS].strip(), page=page,
+        ), ignored
+
+    def conditions(self, skip: str | None = None) -> list[ColumnElement[bool]]:
+        """WHERE clauses for every filter except ``skip`` (for that facet's counts)."""
+        where: list[ColumnElement[bool]] = [Question.deleted_at.is_(None)]
+        for name in ("topic", "seniority", "difficulty", "kind"):
+            value = getattr(self, name)
+            if value is not None and name != skip:
+                where.append(getattr(Question, name) == value)
+        if self.tag and skip != "tag":
+            where.append(exists().where(QuestionTag.question_id == Question.id,
+                                        QuestionTag.tag == self.tag))
+        needle = normalise(self.q)
+        if needle:
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace(
+                "_", "\\_") + "%"
+            where.append(exists().where(QuestionTranslation.question_id == Question.id,
+                                        QuestionTranslation.search_text.like(pattern,
+                                                                             escape="\\")))
+        return where
+
+    def query_string(self, **changes: Any) -> str:
+        """This filter set as a URL query, with ``changes`` applied (page resets to 1)."""
+        from urllib.parse import urlencode
+
+        updated = replace(self, **({"page": 1} | changes))
+        pairs = {k: v for k, v in updated.__dict__.items()
+                 if v not in (None, "") and not (k == "page" and v == 1)}
+        return urlencode(pairs)
+
+
+@dataclass(frozen=True)
+class BrowseResult:
+    items: list[Question]
+    total: int
+    facets: dict[str, list[tuple[Any, int]]]
+    pages: int
+
+
+def _topic_order() -> ColumnElement[int]:
+    return case({slug: i for i, slug in enumerate(TOPICS)}, value=Question.topic, else_=99)
+
+
+def _seniority_order() -> ColumnElement[int]:
+    return case({s: i for i, s in enumerate(SENIORITIES)}, value=Question.seniority, else_=9)
+
+
+def browse(session: Session, filters: Filters, per_page: int = PER_PAGE) -> BrowseResult:
+    where = filters.conditions()
+    total = session.scalar(select(func.count()).select_from(Question).where(*where)) or 0
+    pages = max(1, -(-total // per_page))
+    page = min(filters.page, pages)
+    items = list(session.scalars(
+        select(Question).where(*where)
+        .order_by(_topic_order(), _seniority_order(), Question.difficulty, Question.slug)
+        .offset((page - 1) * per_page).limit(per_page)
+        .options(selectinload(Question.translations), selectinload(Question.tags))))
+    return BrowseResult(items, total, facet_counts(session, filters), pages)
+
+
+def facet_counts(session: Session, filters: Filters) -> dict[str, list[tuple[Any, int]]]:
+    """For each facet, how many questions each value would give with the other filters."""
+    facets: dict[str, list[tuple[Any, int]]] = {}
+    order = {"topic": list(TOPICS), "seniority": list(SENIORITIES), "difficulty": [1, 2, 3],
+             "kind": list(KINDS)}
+    for name in ("topic", "seniority", "difficulty", "kind"):
+        column = getattr(Question, name)
+        counts = dict(session.execute(
+            select(column, func.count()).where(*filters.conditions(skip=name))
+            .group_by(column)).all())
+        facets[name] = [(value, counts.get(value, 0)) for value in order[name]]
+    tag_query: Select[Any] = (
+        select(QuestionTag.tag, func.count()).join(Question, Question.id == QuestionTag.question_id)
+        .where(*filters.conditions(skip="tag")).group_by(QuestionTag.tag)
+        .order_by(func.count().desc(), QuestionTag.tag).limit(24))
+    facets["tag"] = [(tag, n) for tag, n in session.execute(tag_query).all()]
+    return facets
+
+
+def get_by_slug(session: Session, slug: str) -> Question | None:
+    return session.scalars(
+        select(Question).where(Question.slug == slug, Question.deleted_at.is_(None))
+        .options(selectinload(Question.translations), selectinload(Question.tags))
+    ).one_or_none()
+
+
+def titles(session: Session, slugs: list[str]) -> dict[str, Question]:
+    """Questions by slug with their translations, for follow-up links (one query)."""
+    if not slugs:
+        return {}
+    rows = session.scalars(
+        select(Question).where(Question.slug.in_(slugs), Question.deleted_at.is_(None))
+        .options(selectinload(Question.translations)))
+    return {row.slug: row for row in rows}
+
+
+def bank_figures(session: Session) -> dict[str, int]:
+    live = Question.deleted_at.is_(None)
+    questions, topics = session.execute(
+        select(func.count(), func.count(Question.topic.distinct())).where(live)).one()
+    languages = session.scalar(select(func.count(QuestionTranslation.lang.distinct()))
+                               .join(Question).where(live)) or 0
+    return {"questions": questions, "topics": topics, "languages": languages}

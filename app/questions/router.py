@@ -1,0 +1,104 @@
+"""Browse questions and practise one: /questions and /questions/{id}."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.responses import RedirectResponse, Response
+
+from app.bank.schema import KINDS, SENIORITIES, TOPICS
+from app.deps import LangDep, SessionDep
+from app.i18n import _
+from app.practice.feedback import messages
+from app.practice.grading import Grade, grade
+from app.questions import repository
+from app.questions.service import QuestionView, title, view
+from app.web.templating import render
+
+router = APIRouter(prefix="/questions", include_in_schema=False)
+
+MAX_SEED = 2**31
+
+
+@router.get("", name="questions:browse")
+def browse(request: Request, session: SessionDep, lang: LangDep) -> Response:
+    """Filter by topic, seniority, difficulty, kind, tag and text; facets count the rest."""
+    filters, ignored = repository.Filters.parse(dict(request.query_params))
+    result = repository.browse(session, filters)
+    items = [(row, title(row, lang)) for row in result.items]
+    context = {"filters": filters, "result": result, "items": items, "ignored": ignored,
+               "topics": TOPICS, "seniorities": SENIORITIES, "kinds": KINDS}
+    return render(request, "questions/browse.html", context, block="results")
+
+
+def _seed(raw: str | None) -> int | None:
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < MAX_SEED:
+        raise HTTPException(422, _("The 'seed' of a question must be a whole number."))
+    return int(raw)
+
+
+def _question(session: SessionDep, slug: str, lang: str, seed: int | None) -> QuestionView:
+    row = repository.get_by_slug(session, slug) if len(slug) <= 80 else None
+    if row is None:
+        raise HTTPException(404, _("There is no question '%(id)s'.", id=slug[:80]))
+    return view(row, lang, seed)
+
+
+def _detail_context(session: SessionDep, question: QuestionView,
+                    grade_: Grade | None = None, **extra: Any) -> dict[str, Any]:
+    links = repository.titles(session, question.spec.follow_ups)
+    follow_ups = [(slug, title(links[slug], question.lang)) for slug in question.spec.follow_ups
+                  if slug in links]
+    return {"q": question, "grade": grade_, "feedback": messages(grade_, question)
+            if grade_ else [], "follow_up_links": follow_ups, **extra}
+
+
+@router.get("/{slug}", name="questions:detail")
+def detail(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
+    """The question and an answer form for its kind."""
+    question = _question(session, slug, lang, _seed(request.query_params.get("seed")))
+    return render(request, "questions/detail.html", _detail_context(session, question))
+
+
+@router.get("/{slug}/new-numbers", name="questions:new_numbers")
+def new_numbers(slug: str, session: SessionDep, lang: LangDep) -> Response:
+    """Redraw the parameters of a question with variants."""
+    question = _question(session, slug, lang, None)
+    if not question.spec.variants:
+        return RedirectResponse(f"/questions/{slug}", status_code=303)
+    seed = secrets.randbelow(MAX_SEED - 1) + 1
+    return RedirectResponse(f"/questions/{slug}?seed={seed}", status_code=303)
+
+
+@router.post("/{slug}/answer", name="questions:answer")
+async def answer(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
+    """Grade a submitted answer: the result block for htmx, the whole page otherwise."""
+    form = await request.form()
+    question = _question(session, slug, lang, _seed(_text(form.get("seed"))))
+    answers = [v for v in form.getlist("answer") if isinstance(v, str)]
+    ticked = [v for v in form.getlist("rubric") if isinstance(v, str)]
+    extra: dict[str, Any] = {"given_text": answers[0][:2000] if answers else ""}
+    if question.spec.kind == "open" and form.get("step") != "assess":
+        # First step: show the model answer and the key points to tick.
+        if not extra["given_text"].strip():
+            result = Grade(kind="open", problem="empty")
+            return render(request, "questions/detail.html",
+                          _detail_context(session, question, result, **extra),
+                          block="result", status_code=422)
+        return render(request, "questions/detail.html",
+                      _detail_context(session, question, None, assess=True, **extra),
+                      block="result")
+    result = grade(question.spec, ticked if question.spec.kind == "open" else answers,
+                   question.seed)
+    status = 422 if result.problem else 200
+    return render(request, "questions/detail.html",
+                  _detail_context(session, question, result, **extra), block="result",
+                  status_code=status)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,32 @@
+"""Display names of bank vocabulary (topics, seniorities, kinds), marked for translation.
+
+Templates show them with ``_(...)``; the slugs stay English in URLs and files.
+"""
+
+from __future__ import annotations
+
+from app.i18n import N_
+
+TOPICS = {
+    "collectives": N_("Collectives and their cost"),
+    "data-parallel": N_("Data parallelism (DDP)"),
+    "bucketing": N_("Gradient bucketing and overlap"),
+    "memory": N_("Memory accounting"),
+    "zero-fsdp": N_("ZeRO and FSDP"),
+    "tensor-parallel": N_("Tensor parallelism"),
+    "pipeline-parallel": N_("Pipeline parallelism"),
+    "parallelism-strategy": N_("Combining parallelisms"),
+    "hardware": N_("Hardware and interconnect"),
+    "efficiency": N_("FLOPs, MFU and bottlenecks"),
+    "fault-tolerance": N_("Fault tolerance"),
+    "frameworks": N_("Frameworks"),
+}
+SENIORITIES = {"junior": N_("Junior"), "mid": N_("Mid-level"), "senior": N_("Senior")}
+KINDS = {"single_choice": N_("Single choice"), "multi_choice": N_("Multiple choice"),
+         "numeric": N_("Numeric"), "open": N_("Open answer")}
+DIFFICULTIES = {1: N_("Warm-up"), 2: N_("Solid"), 3: N_("Hard")}
+LABELS = {"topic": TOPICS, "seniority": SENIORITIES, "kind": KINDS, "difficulty": DIFFICULTIES}
+AREAS = {"collectives": N_("Collectives"), "compute": N_("Compute and MFU"), "ddp": N_("DDP"),
+         "fault-tolerance": N_("Fault tolerance"), "memory": N_("Memory"),
+         "pipeline": N_("Pipeline"), "tensor-parallel": N_("Tensor parallelism"),
+         "units": N_("Units")}
