@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test lint fmt assets install bank-check db i18n-extract clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ i18n-extract: install
 	for lang in fr tr zh; do \
 	  $(BIN)/pybabel update -i app/i18n/messages.pot -d app/i18n/locale -l $$lang -D messages \
 	    --no-fuzzy-matching --ignore-obsolete; done
+
+# On demand: figures, not pass/fail (needs wrk: apt-get install wrk).
+bench: install assets
+	$(BIN)/python bench/bench_pages.py
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis

@@ -14,7 +14,7 @@ from app.i18n import LANGUAGES, current_language
 from app.practice.feedback import messages
 from app.practice.grading import grade
 from app.questions import repository
-from app.questions.service import title, view
+from app.questions.service import view
 
 router = APIRouter(prefix="/api/v1/questions", tags=["questions"])
 
@@ -96,13 +96,12 @@ def list_questions(request: Request, session: SessionDep,
     filters, ignored = repository.Filters.parse(dict(request.query_params))
     if ignored:
         raise HTTPException(422, f"invalid filter value(s): {', '.join(ignored)}")
-    result = repository.browse(session, filters)
+    result = repository.browse(session, filters, language)
     return QuestionPage(total=result.total, page=min(filters.page, result.pages),
                         pages=result.pages, items=[QuestionSummary(
-                            id=row.slug, topic=row.topic, seniority=row.seniority,
-                            difficulty=row.difficulty, kind=row.kind,
-                            tags=[t.tag for t in row.tags], title=title(row, language))
-                            for row in result.items])
+                            id=item.slug, topic=item.topic, seniority=item.seniority,
+                            difficulty=item.difficulty, kind=item.kind, tags=item.tags,
+                            title=item.title) for item in result.items])
 
 
 def _load(session: SessionDep, slug: str, lang: str, seed: int | None):

@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Select, case, exists, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
+from app.i18n import DEFAULT_LANGUAGE
 from app.questions.models import Question, QuestionTag, QuestionTranslation
 from app.questions.search import normalise
 
@@ -88,8 +89,21 @@ class Filters:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A question as a list shows it: no spec, no texts beyond its title."""
+
+    slug: str
+    topic: str
+    seniority: str
+    difficulty: int
+    kind: str
+    title: str
+    tags: list[str]
+
+
+@dataclass(frozen=True)
 class BrowseResult:
-    items: list[Question]
+    items: list[Listed]
     total: int
     facets: dict[str, list[tuple[Any, int]]]
     pages: int
@@ -103,17 +117,43 @@ def _seniority_order() -> ColumnElement[int]:
     return case({s: i for i, s in enumerate(SENIORITIES)}, value=Question.seniority, else_=9)
 
 
-def browse(session: Session, filters: Filters, per_page: int = PER_PAGE) -> BrowseResult:
+def browse(session: Session, filters: Filters, lang: str,
+           per_page: int = PER_PAGE) -> BrowseResult:
     where = filters.conditions()
     total = session.scalar(select(func.count()).select_from(Question).where(*where)) or 0
     pages = max(1, -(-total // per_page))
     page = min(filters.page, pages)
-    items = list(session.scalars(
-        select(Question).where(*where)
+    rows = session.execute(
+        select(Question.id, Question.slug, Question.topic, Question.seniority,
+               Question.difficulty, Question.kind).where(*where)
         .order_by(_topic_order(), _seniority_order(), Question.difficulty, Question.slug)
-        .offset((page - 1) * per_page).limit(per_page)
-        .options(selectinload(Question.translations), selectinload(Question.tags))))
+        .offset((page - 1) * per_page).limit(per_page)).all()
+    ids = [row.id for row in rows]
+    titles = _titles(session, ids, lang)
+    tags: dict[int, list[str]] = {}
+    if ids:
+        for question_id, tag in session.execute(
+                select(QuestionTag.question_id, QuestionTag.tag)
+                .where(QuestionTag.question_id.in_(ids)).order_by(QuestionTag.position)):
+            tags.setdefault(question_id, []).append(tag)
+    items = [Listed(row.slug, row.topic, row.seniority, row.difficulty, row.kind,
+                    titles.get(row.id, row.slug), tags.get(row.id, [])) for row in rows]
     return BrowseResult(items, total, facet_counts(session, filters), pages)
+
+
+def _titles(session: Session, ids: list[int], lang: str) -> dict[int, str]:
+    """Titles in ``lang``, falling back to English, in one query."""
+    if not ids:
+        return {}
+    found: dict[int, dict[str, str]] = {}
+    for question_id, language, text in session.execute(
+            select(QuestionTranslation.question_id, QuestionTranslation.lang,
+                   QuestionTranslation.title)
+            .where(QuestionTranslation.question_id.in_(ids),
+                   QuestionTranslation.lang.in_({lang, DEFAULT_LANGUAGE}))):
+        found.setdefault(question_id, {})[language] = text
+    return {qid: by_lang.get(lang) or by_lang[DEFAULT_LANGUAGE] for qid, by_lang in found.items()
+            if lang in by_lang or DEFAULT_LANGUAGE in by_lang}
 
 
 def facet_counts(session: Session, filters: Filters) -> dict[str, list[tuple[Any, int]]]:
@@ -142,14 +182,14 @@ def get_by_slug(session: Session, slug: str) -> Question | None:
     ).one_or_none()
 
 
-def titles(session: Session, slugs: list[str]) -> dict[str, Question]:
-    """Questions by slug with their translations, for follow-up links (one query)."""
+def titles(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
+    """Titles of questions by slug, for follow-up links (two small queries)."""
     if not slugs:
         return {}
-    rows = session.scalars(
-        select(Question).where(Question.slug.in_(slugs), Question.deleted_at.is_(None))
-        .options(selectinload(Question.translations)))
-    return {row.slug: row for row in rows}
+    ids = dict(session.execute(select(Question.slug, Question.id).where(
+        Question.slug.in_(slugs), Question.deleted_at.is_(None))).all())
+    by_id = _titles(session, list(ids.values()), lang)
+    return {slug: by_id[qid] for slug, qid in ids.items() if qid in by_id}
 
 
 def bank_figures(session: Session) -> dict[str, int]:

@@ -14,7 +14,7 @@ from app.i18n import _
 from app.practice.feedback import messages
 from app.practice.grading import Grade, grade
 from app.questions import repository
-from app.questions.service import QuestionView, title, view
+from app.questions.service import QuestionView, view
 from app.web.templating import render
 
 router = APIRouter(prefix="/questions", include_in_schema=False)
@@ -26,9 +26,8 @@ MAX_SEED = 2**31
 def browse(request: Request, session: SessionDep, lang: LangDep) -> Response:
     """Filter by topic, seniority, difficulty, kind, tag and text; facets count the rest."""
     filters, ignored = repository.Filters.parse(dict(request.query_params))
-    result = repository.browse(session, filters)
-    items = [(row, title(row, lang)) for row in result.items]
-    context = {"filters": filters, "result": result, "items": items, "ignored": ignored,
+    result = repository.browse(session, filters, lang)
+    context = {"filters": filters, "result": result, "items": result.items, "ignored": ignored,
                "topics": TOPICS, "seniorities": SENIORITIES, "kinds": KINDS}
     return render(request, "questions/browse.html", context, block="results")
 
@@ -50,9 +49,8 @@ def _question(session: SessionDep, slug: str, lang: str, seed: int | None) -> Qu
 
 def _detail_context(session: SessionDep, question: QuestionView,
                     grade_: Grade | None = None, **extra: Any) -> dict[str, Any]:
-    links = repository.titles(session, question.spec.follow_ups)
-    follow_ups = [(slug, title(links[slug], question.lang)) for slug in question.spec.follow_ups
-                  if slug in links]
+    links = repository.titles(session, question.spec.follow_ups, question.lang)
+    follow_ups = [(slug, links[slug]) for slug in question.spec.follow_ups if slug in links]
     return {"q": question, "grade": grade_, "feedback": messages(grade_, question)
             if grade_ else [], "follow_up_links": follow_ups, **extra}
 

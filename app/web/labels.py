@@ -5,7 +5,9 @@ Templates show them with ``_(...)``; the slugs stay English in URLs and files.
 
 from __future__ import annotations
 
-from app.i18n import N_
+from functools import cache
+
+from app.i18n import N_, translations
 
 TOPICS = {
     "collectives": N_("Collectives and their cost"),
@@ -30,3 +32,11 @@ AREAS = {"collectives": N_("Collectives"), "compute": N_("Compute and MFU"), "dd
          "fault-tolerance": N_("Fault tolerance"), "memory": N_("Memory"),
          "pipeline": N_("Pipeline"), "tensor-parallel": N_("Tensor parallelism"),
          "units": N_("Units")}
+
+
+@cache
+def translated(lang: str) -> dict[str, dict[object, str]]:
+    """Every label in ``lang``, computed once per language (catalogs do not change at run time)."""
+    catalog = translations(lang)
+    return {group: {key: catalog.gettext(text) for key, text in names.items()}
+            for group, names in (LABELS | {"area": AREAS}).items()}

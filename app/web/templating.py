@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from fastapi import Request
@@ -13,7 +15,7 @@ from app import i18n
 from app.calculator.units import format_quantity
 from app.config import ROOT
 from app.web.htmx import is_partial
-from app.web.labels import AREAS, LABELS
+from app.web.labels import translated
 from app.web.markdown import render_inline, render_markdown
 from app.web.numbers import localized_number
 
@@ -28,8 +30,28 @@ templates.env.filters["number"] = localized_number
 templates.env.filters["markdown"] = render_markdown
 templates.env.filters["markdown_inline"] = render_inline
 templates.env.globals["language_names"] = i18n.LANGUAGE_NAMES
-templates.env.globals["labels"] = LABELS
-templates.env.globals["area_names"] = AREAS
+
+
+@lru_cache(maxsize=256)
+def _route_template(app: Any, name: str, params: tuple[str, ...]) -> str:
+    return str(app.url_path_for(name, **{p: f"__{p}__" for p in params}))
+
+
+@jinja2.pass_context
+def path_for(context: Any, name: str, /, **params: Any) -> str:
+    """``url_for`` as a path, with each route's shape looked up once.
+
+    Starlette's ``url_for`` walks every route on every call, which costs more than the
+    rest of rendering a page; links only need the path.
+    """
+    template = _route_template(context["request"].app, name, tuple(sorted(params)))
+    for key, value in params.items():
+        template = template.replace(f"__{key}__", quote(str(value),
+                                                        safe="/" if key == "path" else ""))
+    return template
+
+
+templates.env.globals["path_for"] = path_for
 
 
 def render(
@@ -42,7 +64,8 @@ def render(
 ) -> Response:
     """Render a whole page, or only ``block`` when htmx asks for a fragment."""
     name = block if block and is_partial(request) else None
-    context = {"lang": i18n.current_language.get(), **(context or {})}
+    lang = i18n.current_language.get()
+    context = {"lang": lang, "labels": translated(lang), **(context or {})}
     response = templates.TemplateResponse(
         request, template, context, block_name=name, status_code=status_code
     )
