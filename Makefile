@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test lint fmt assets install bank-check db i18n-extract bench clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract bench experiments experiments-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,9 +50,24 @@ i18n-extract: install
 	  $(BIN)/pybabel update -i app/i18n/messages.pot -d app/i18n/locale -l $$lang -D messages \
 	    --no-fuzzy-matching --ignore-obsolete; done
 
+# Recorded gloo experiments: torch 2.13.0 (CPU) in a venv of its own.
+EXP := .venv-experiments
+$(EXP)/.installed: pyproject.toml
+	test -x $(EXP)/bin/python || $(PYTHON) -m venv $(EXP)
+	$(EXP)/bin/pip install --quiet --upgrade pip
+	$(EXP)/bin/pip install --quiet -e '.[experiments]'
+	touch $@
+
+experiments: $(EXP)/.installed
+	$(EXP)/bin/python question_bank/experiments/run_all.py
+
+# Fresh runs compared with the recordings (timestamps and timings aside); CI runs it.
+experiments-check: $(EXP)/.installed
+	$(EXP)/bin/python question_bank/experiments/run_all.py --check
+
 # On demand: figures, not pass/fail (needs wrk: apt-get install wrk).
 bench: install assets
 	$(BIN)/python bench/bench_pages.py
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(EXP) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis

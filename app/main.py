@@ -10,6 +10,7 @@ from app.api.questions import router as api_questions_router
 from app.api.v1 import router as api_router
 from app.calculator_pages.router import router as calculator_pages_router
 from app.config import ROOT, get_settings
+from app.experiments.router import router as experiments_router
 from app.home.router import router as home_router
 from app.i18n.negotiation import LanguageMiddleware
 from app.i18n.router import router as language_router
@@ -41,6 +42,7 @@ def create_app() -> FastAPI:
     app.include_router(home_router)
     app.include_router(questions_router)
     app.include_router(calculator_pages_router)
+    app.include_router(experiments_router)
     app.include_router(language_router)
     app.include_router(api_router)
     app.include_router(api_questions_router)

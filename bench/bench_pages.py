@@ -59,8 +59,9 @@ def wrk(url: str, duration: int, connections: int) -> tuple[float, str]:
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = re.search(r"50%\s+(\S+)", out).group(1)
-    p99 = re.search(r"99%\s+(\S+)", out).group(1)
+    distribution = out.split("Latency Distribution", 1)[1]
+    p50 = re.search(r"50%\s+(\S+)", distribution).group(1)
+    p99 = re.search(r"99%\s+(\S+)", distribution).group(1)
     return rps, f"p50 {p50}, p99 {p99}"
 
 

@@ -9,12 +9,13 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from app.bank.calls import fill_placeholders
 from app.deps import SessionDep
 from app.i18n import LANGUAGES, current_language
 from app.practice.feedback import messages
 from app.practice.grading import grade
 from app.questions import repository
-from app.questions.service import view
+from app.questions.service import QuestionView, find
 
 router = APIRouter(prefix="/api/v1/questions", tags=["questions"])
 
@@ -104,22 +105,20 @@ def list_questions(request: Request, session: SessionDep,
                             title=item.title) for item in result.items])
 
 
-def _load(session: SessionDep, slug: str, lang: str, seed: int | None):
-    row = repository.get_by_slug(session, slug) if len(slug) <= 80 else None
-    if row is None:
+def _load(session: SessionDep, slug: str, lang: str, seed: int | None) -> QuestionView:
+    question = find(session, slug, lang, seed)
+    if question is None:
         raise HTTPException(404, f"no question '{slug[:80]}'")
-    return view(row, lang, seed)
+    return question
 
 
 @router.get("/{slug}", summary="One question, without its answer", response_model=QuestionOut,
             responses={404: {"description": "Unknown question"}})
 def get_question(slug: str, session: SessionDep, lang: str | None = None,
                  seed: int | None = Query(None, ge=1, lt=2**31)) -> QuestionOut:
-    from app.bank.calls import fill_placeholders
-
     q = _load(session, slug, _lang(lang), seed)
     return QuestionOut(
-        id=q.row.slug, topic=q.spec.topic, seniority=q.spec.seniority,
+        id=q.spec.id, topic=q.spec.topic, seniority=q.spec.seniority,
         difficulty=q.spec.difficulty, kind=q.spec.kind, tags=list(q.spec.tags),
         lang=q.shown_lang, title=q.texts.title,
         prompt=fill_placeholders(q.texts.prompt, q.params),

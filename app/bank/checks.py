@@ -115,7 +115,38 @@ def check_bank(root: Path) -> CheckResult:
     for bank_file in files:
         findings += check_question(bank_file.question, _display(bank_file.path, root), ids,
                                    root, experiments)
+    findings += check_experiment_texts(root)
     return CheckResult(files, findings)
+
+
+def check_experiment_texts(root: Path) -> list[Finding]:
+    """Every recorded experiment is described in every language in experiments.yaml."""
+    recorded = sorted(p.stem for p in (root / "experiments").glob("*.json"))
+    if not recorded:
+        return []
+    path = root / "experiments" / "experiments.yaml"
+    name = _display(path, root)
+    try:
+        catalog = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        return [Finding(name, "-", "(file)", "is missing: every recorded experiment needs a "
+                        "title, what it asks and what it found, in every language")]
+    except yaml.YAMLError as exc:
+        return [Finding(name, "-", "(yaml)", str(exc).splitlines()[0])]
+    if not isinstance(catalog, dict):
+        return [Finding(name, "-", "(file)", "must map experiment names to their texts")]
+    findings = [Finding(name, extra, "(entry)", "describes no recorded experiment")
+                for extra in sorted(set(catalog) - set(recorded))]
+    for experiment in recorded:
+        entry = catalog.get(experiment)
+        for field in ("title", "asks", "finding"):
+            texts = entry.get(field) if isinstance(entry, dict) else None
+            for lang in LANGUAGES:
+                value = texts.get(lang) if isinstance(texts, dict) else None
+                if not isinstance(value, str) or not value.strip():
+                    findings.append(Finding(name, experiment, f"{field}.{lang}",
+                                            "text is missing"))
+    return findings
 
 
 def check_question(question: QuestionFile, file: str, ids: set[str], root: Path,

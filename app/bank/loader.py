@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.bank.checks import BankFile
 from app.bank.schema import QuestionFile
-from app.questions.models import Question, QuestionTag, QuestionTranslation
+from app.questions.models import Question, QuestionEvidence, QuestionTag, QuestionTranslation
 from app.questions.search import normalise
 
 TOP_LEVEL = ("id", "topic", "tags", "seniority", "difficulty", "kind", "translations")
@@ -47,7 +47,8 @@ def load_bank(session: Session, files: list[BankFile]) -> LoadReport:
     slugs = [f.question.id for f in files]
     existing = {q.slug: q for q in session.scalars(
         select(Question).where(Question.slug.in_(slugs))
-        .options(selectinload(Question.translations), selectinload(Question.tags)))}
+        .options(selectinload(Question.translations), selectinload(Question.tags),
+                 selectinload(Question.evidence)))}
     created = updated = unchanged = 0
     for bank_file in files:
         question = bank_file.question
@@ -57,7 +58,7 @@ def load_bank(session: Session, files: list[BankFile]) -> LoadReport:
             unchanged += 1
             continue
         if row is None:
-            row = Question(slug=question.id, translations=[], tags=[])
+            row = Question(slug=question.id, translations=[], tags=[], evidence=[])
             session.add(row)
             created += 1
         else:
@@ -75,6 +76,8 @@ def _fill(row: Question, question: QuestionFile, digest: str) -> None:
     row.content_hash = digest
     row.deleted_at = None
     row.tags = [QuestionTag(tag=tag, position=i) for i, tag in enumerate(question.tags)]
+    row.evidence = [QuestionEvidence(experiment=name) for name in
+                    dict.fromkeys(e.experiment for e in question.evidence)]
     by_lang = {t.lang: t for t in row.translations}
     keep = []
     for lang, texts in data["translations"].items():

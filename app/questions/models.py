@@ -32,6 +32,8 @@ class Question(Timestamped, Base):
         order_by="QuestionTranslation.lang")
     tags: Mapped[list[QuestionTag]] = relationship(
         lazy="raise", cascade="all, delete-orphan", order_by="QuestionTag.position")
+    evidence: Mapped[list[QuestionEvidence]] = relationship(
+        lazy="raise", cascade="all, delete-orphan")
 
     __mapper_args__ = {"version_id_col": version_id}  # noqa: RUF012 - SQLAlchemy reads it
 
@@ -61,3 +63,13 @@ class QuestionTag(Base):
                                              primary_key=True)
     tag: Mapped[str] = mapped_column(String(80), primary_key=True, index=True)
     position: Mapped[int] = mapped_column(default=0)
+
+
+class QuestionEvidence(Base):
+    """Which recorded experiments a question cites (the experiment pages list them)."""
+
+    __tablename__ = "question_evidence"
+
+    question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    experiment: Mapped[str] = mapped_column(String(80), primary_key=True, index=True)

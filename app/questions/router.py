@@ -14,7 +14,7 @@ from app.i18n import _
 from app.practice.feedback import messages
 from app.practice.grading import Grade, grade
 from app.questions import repository
-from app.questions.service import QuestionView, view
+from app.questions.service import QuestionView, find
 from app.web.templating import render
 
 router = APIRouter(prefix="/questions", include_in_schema=False)
@@ -41,10 +41,10 @@ def _seed(raw: str | None) -> int | None:
 
 
 def _question(session: SessionDep, slug: str, lang: str, seed: int | None) -> QuestionView:
-    row = repository.get_by_slug(session, slug) if len(slug) <= 80 else None
-    if row is None:
+    question = find(session, slug, lang, seed)
+    if question is None:
         raise HTTPException(404, _("There is no question '%(id)s'.", id=slug[:80]))
-    return view(row, lang, seed)
+    return question
 
 
 def _detail_context(session: SessionDep, question: QuestionView,

@@ -3,27 +3,36 @@ numbers drawn for a variant, Markdown rendered."""
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from app.bank.calls import fill_placeholders
 from app.bank.loader import question_from_row
 from app.bank.schema import QuestionFile, Translation
 from app.i18n import DEFAULT_LANGUAGE
 from app.practice.grading import shown_params, variant_params
-from app.questions.models import Question, QuestionTranslation
+from app.questions import repository
+from app.questions.models import Question
 from app.web.markdown import render_markdown
 
 _PARSED: OrderedDict[str, QuestionFile] = OrderedDict()
 _PARSED_MAX = 2048
 
 
+def _cache_key(slug: str, content_hash: str) -> str:
+    return f"{slug}:{content_hash}"
+
+
 def parsed(row: Question) -> QuestionFile:
     """The validated file model of a row, cached by content hash (rows repeat a lot)."""
-    key = f"{row.slug}:{row.content_hash}"
+    key = _cache_key(row.slug, row.content_hash)
     if key in _PARSED:
         _PARSED.move_to_end(key)
         return _PARSED[key]
@@ -34,19 +43,8 @@ def parsed(row: Question) -> QuestionFile:
     return question
 
 
-def translation_row(row: Question, lang: str) -> QuestionTranslation:
-    """The row's translation in ``lang``, else English, else the first one."""
-    by_lang = {t.lang: t for t in row.translations}
-    return by_lang.get(lang) or by_lang.get(DEFAULT_LANGUAGE) or row.translations[0]
-
-
-def title(row: Question, lang: str) -> str:
-    return translation_row(row, lang).title
-
-
 @dataclass(frozen=True)
 class QuestionView:
-    row: Question
     spec: QuestionFile
     lang: str
     shown_lang: str
@@ -73,22 +71,34 @@ class QuestionView:
         """The calculator page opened on this question's numbers."""
         if self.spec.answer is None:
             return None
-        from urllib.parse import urlencode
-
         call = self.spec.answer.calculator
-        values = {k: (v if isinstance(v, str) else _json(v)) for k, v in self.params.items()}
+        values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in self.params.items()}
         return f"/calculators/{call.name}?{urlencode(values)}"
 
 
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value)
-
-
-def view(row: Question, lang: str, seed: int | None = None) -> QuestionView:
-    spec = parsed(row)
+def view(spec: QuestionFile, lang: str, seed: int | None = None) -> QuestionView:
     shown_lang = lang if lang in spec.translations else DEFAULT_LANGUAGE
     draw = variant_params(spec, seed)
-    return QuestionView(row, spec, lang, shown_lang, spec.translations[shown_lang], seed or None,
+    return QuestionView(spec, lang, shown_lang, spec.translations[shown_lang], seed or None,
                         shown_params(spec, draw))
+
+
+def find(session: Session, slug: str, lang: str, seed: int | None) -> QuestionView | None:
+    """The live question ``slug`` as shown in ``lang`` (None when there is none).
+
+    One small query when the question is already parsed (its content hash is the cache
+    key); the full row with its translations only when it changed or is new.
+    """
+    if len(slug) > 80:
+        return None
+    head = session.execute(select(Question.content_hash).where(
+        Question.slug == slug, Question.deleted_at.is_(None))).one_or_none()
+    if head is None:
+        return None
+    spec = _PARSED.get(_cache_key(slug, head.content_hash))
+    if spec is None:
+        row = repository.get_by_slug(session, slug)
+        if row is None:
+            return None
+        spec = parsed(row)
+    return view(spec, lang, seed)

@@ -18,7 +18,7 @@ def test_single_head():
 
 def test_up_down_up(empty_engine):
     migrate(empty_engine)
-    assert {"question", "question_translation", "question_tag"} <= set(
+    assert {"question", "question_translation", "question_tag", "question_evidence"} <= set(
         inspect(empty_engine).get_table_names())
     migrate(empty_engine, "base", down=True)
     assert set(inspect(empty_engine).get_table_names()) <= {"alembic_version"}
@@ -30,3 +30,20 @@ def test_models_match_migrations(engine):
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         assert compare_metadata(context, Base.metadata) == []
+
+
+def test_evidence_is_backfilled_from_specs(empty_engine):
+    """Questions loaded before the evidence table existed get their citations filled in."""
+    from sqlalchemy import text
+
+    migrate(empty_engine, "b2eebf7ff4ef")
+    with empty_engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO question (slug, topic, seniority, difficulty, kind, spec, content_hash,"
+            " version_id, created_at, updated_at) VALUES ('q', 'collectives', 'mid', 1, 'open',"
+            " :spec, 'h', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"),
+            {"spec": '{"evidence": [{"experiment": "ddp-no-sync", "path": "a", "value": 1}]}'})
+    migrate(empty_engine)
+    with empty_engine.connect() as connection:
+        rows = connection.execute(text("SELECT experiment FROM question_evidence")).all()
+    assert [r[0] for r in rows] == ["ddp-no-sync"]
