@@ -14,6 +14,7 @@ from app.experiments.router import router as experiments_router
 from app.home.router import router as home_router
 from app.i18n.negotiation import LanguageMiddleware
 from app.i18n.router import router as language_router
+from app.practice.router import router as practice_router
 from app.questions.router import router as questions_router
 from app.web import errors
 from app.web.csrf import CsrfCookieMiddleware, csrf_protect
@@ -43,6 +44,7 @@ def create_app() -> FastAPI:
     app.include_router(questions_router)
     app.include_router(calculator_pages_router)
     app.include_router(experiments_router)
+    app.include_router(practice_router)
     app.include_router(language_router)
     app.include_router(api_router)
     app.include_router(api_questions_router)

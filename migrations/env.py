@@ -8,7 +8,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-import app.questions.models  # noqa: F401 - registers the tables on Base.metadata
+# Importing the model modules registers their tables on Base.metadata.
+import app.practice.models
+import app.questions.models  # noqa: F401
 from app.config import get_settings
 from app.db import Base, make_engine
 

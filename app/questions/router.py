@@ -6,6 +6,7 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
@@ -13,7 +14,10 @@ from app.deps import LangDep, SessionDep
 from app.i18n import _
 from app.practice.feedback import messages
 from app.practice.grading import Grade, grade
+from app.practice.router import ensure_profile, set_profile_cookie
+from app.practice.service import save_attempt
 from app.questions import repository
+from app.questions.models import Question
 from app.questions.service import QuestionView, find
 from app.web.templating import render
 
@@ -92,10 +96,16 @@ async def answer(request: Request, slug: str, session: SessionDep, lang: LangDep
                       block="result")
     result = grade(question.spec, ticked if question.spec.kind == "open" else answers,
                    question.seed)
-    status = 422 if result.problem else 200
-    return render(request, "questions/detail.html",
-                  _detail_context(session, question, result, **extra), block="result",
-                  status_code=status)
+    token = None
+    if not result.problem:  # remember it for the candidate's history and review schedule
+        profile, token = ensure_profile(request, session)
+        question_id = session.scalar(select(Question.id).where(Question.slug == slug))
+        save_attempt(session, profile.id, question_id, result, None)
+    response = render(request, "questions/detail.html",
+                      _detail_context(session, question, result, **extra), block="result",
+                      status_code=422 if result.problem else 200)
+    set_profile_cookie(request, response, token)
+    return response
 
 
 def _text(value: Any) -> str | None:

@@ -8,6 +8,9 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+# The model modules register their tables on the metadata the migrations must match.
+import app.practice.models
+import app.questions.models  # noqa: F401
 from app.db import Base
 from tests.conftest import alembic_config, migrate
 

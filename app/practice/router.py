@@ -1,0 +1,295 @@
+"""Mock interviews (/mock), history (/progress) and spaced review (/review)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from sqlalchemy import select
+from starlette.datastructures import FormData
+from starlette.responses import RedirectResponse, Response
+
+from app.bank.schema import SENIORITIES, TOPICS
+from app.db import utcnow
+from app.deps import LangDep, SessionDep
+from app.i18n import LANGUAGES, _, current_language
+from app.practice import service
+from app.practice.grading import grade, grade_open
+from app.practice.models import MockInterview, Profile
+from app.questions import repository
+from app.questions.models import Question
+from app.questions.service import QuestionView, find
+from app.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+ONE_YEAR = 365 * 24 * 3600
+
+
+def profile_of(request: Request, session: SessionDep) -> Profile | None:
+    return service.find_profile(session, request.cookies.get(service.PROFILE_COOKIE))
+
+
+def ensure_profile(request: Request, session: SessionDep) -> tuple[Profile, str | None]:
+    """The request's profile, or a new one with the token its cookie must carry."""
+    profile = profile_of(request, session)
+    if profile is not None:
+        return profile, None
+    return service.new_profile(session)
+
+
+def set_profile_cookie(request: Request, response: Response, token: str | None) -> None:
+    if token:
+        response.set_cookie(service.PROFILE_COOKIE, token, max_age=ONE_YEAR, httponly=True,
+                            samesite="lax", secure=request.url.scheme == "https")
+
+
+# ----------------------------------------------------------------------------- set-up
+
+
+@router.get("/mock", name="mock:setup")
+def setup(request: Request, session: SessionDep) -> Response:
+    """Choose seniority, topics, language, length and time per question."""
+    profile = profile_of(request, session)
+    past = [] if profile is None else session.scalars(
+        select(MockInterview).where(MockInterview.profile_id == profile.id)
+        .order_by(MockInterview.started_at.desc()).limit(10)).all()
+    return render(request, "practice/setup.html", {
+        "seniorities": SENIORITIES, "topics": TOPICS, "languages": LANGUAGES,
+        "lengths": service.LENGTHS, "limits": service.TIME_LIMITS, "past": past,
+        "errors": {}, "form": {}})
+
+
+def _setup_errors(form: FormData) -> tuple[dict[str, str], dict[str, Any]]:
+    errors: dict[str, str] = {}
+    seniority = form.get("seniority")
+    if seniority not in SENIORITIES:
+        errors["seniority"] = _("Choose junior, mid-level or senior.")
+    topics = [t for t in form.getlist("topics") if isinstance(t, str)]
+    unknown = [t for t in topics if t not in TOPICS]
+    if unknown:
+        errors["topics"] = _("Unknown topic: %(names)s.", names=", ".join(unknown)[:80])
+    lang = form.get("lang")
+    if lang not in LANGUAGES:
+        errors["lang"] = _("Choose one of the four languages.")
+    length_text = str(form.get("length", ""))
+    if not length_text.isdigit() or int(length_text) not in service.LENGTHS:
+        errors["length"] = _("An interview has %(choices)s questions.",
+                             choices=", ".join(map(str, service.LENGTHS)))
+    limit_text = str(form.get("seconds", "0"))
+    if not limit_text.isdigit() or int(limit_text) not in service.TIME_LIMITS:
+        errors["seconds"] = _("Choose a time per question from the list.")
+    values = {"seniority": seniority, "topics": topics or list(TOPICS), "lang": lang,
+              "length": int(length_text) if length_text.isdigit() else 0,
+              "seconds": int(limit_text) if limit_text.isdigit() else 0}
+    return errors, values
+
+
+@router.post("/mock", name="mock:start")
+async def start(request: Request, session: SessionDep) -> Response:
+    form = await request.form()
+    errors, values = _setup_errors(form)
+    if errors:
+        return render(request, "practice/setup.html", {
+            "seniorities": SENIORITIES, "topics": TOPICS, "languages": LANGUAGES,
+            "lengths": service.LENGTHS, "limits": service.TIME_LIMITS, "past": [],
+            "errors": errors, "form": values}, status_code=422)
+    profile, token = ensure_profile(request, session)
+    try:
+        interview = service.start_interview(session, profile, values["seniority"],
+                                            values["topics"], values["lang"],
+                                            values["length"], values["seconds"])
+    except service.PracticeError:
+        raise HTTPException(422, _("No question matches this set-up.")) from None
+    response = RedirectResponse(f"/mock/{interview.public_id}?lang={values['lang']}",
+                                status_code=303)
+    set_profile_cookie(request, response, token)
+    return response
+
+
+# ----------------------------------------------------------------------------- the interview
+
+
+def _interview(request: Request, session: SessionDep, public_id: str) -> MockInterview:
+    found = service.find_interview(session, profile_of(request, session), public_id)
+    if found is None:
+        raise HTTPException(404, _("There is no such interview in this browser."))
+    return found
+
+
+def _speak(request: Request, interview: MockInterview) -> str:
+    """An interview runs in the language chosen at set-up, unless ?lang= asks otherwise."""
+    lang = request.query_params.get("lang")
+    if lang not in LANGUAGES:
+        lang = interview.lang
+    current_language.set(lang)
+    return lang
+
+
+def _view(session: SessionDep, slug: str | None, lang: str, seed: int | None) -> QuestionView:
+    question = find(session, slug or "", lang, seed)
+    if question is None:
+        raise HTTPException(410, _("A question of this interview has been removed."))
+    return question
+
+
+@router.get("/mock/{public_id}", name="mock:interview")
+def interview_page(request: Request, public_id: str, session: SessionDep) -> Response:
+    """The current step, or the report once the interview is over."""
+    interview = _interview(request, session, public_id)
+    lang = _speak(request, interview)
+    step = service.current_step(interview)
+    if step.kind == "done":
+        return _report(request, session, interview, lang)
+    question = _view(session, step.slug, lang, step.seed)
+    context: dict[str, Any] = {"interview": interview, "step": step, "q": question,
+                               "spoken": None, "suggested": [], "given_text": ""}
+    if step.kind == "spoken":
+        context["spoken"] = question.texts.follow_ups[step.spoken_text_index or 0]
+    return render(request, "practice/step.html", context)
+
+
+@router.post("/mock/{public_id}/answer", name="mock:answer")
+async def answer(request: Request, public_id: str, session: SessionDep) -> Response:
+    """Record the answer to the current step and move on (post, then redirect)."""
+    interview = _interview(request, session, public_id)
+    lang = _speak(request, interview)
+    step = service.current_step(interview)
+    if step.kind == "done":
+        raise HTTPException(409, _("This interview has ended; its report is below."))
+    form = await request.form()
+    if form.get("slug") != step.slug or str(form.get("number")) != str(step.number):
+        raise HTTPException(409, _("This answer is for another step of the interview. "
+                                   "Reload the page to continue where you are."))
+    answers = [v for v in form.getlist("answer") if isinstance(v, str)]
+    question = _view(session, step.slug, lang, step.seed)
+    seconds = service.elapsed_seconds(interview, _text(form.get("paused_ms")))
+    back = RedirectResponse(f"/mock/{public_id}", status_code=303)
+
+    if step.kind == "spoken":
+        service.record_spoken(interview, step, answers[0] if answers else "", seconds)
+        service.advance(interview, None)
+        return back
+
+    spec = question.spec
+    if spec.kind == "open" and form.get("step") != "assess":
+        text = answers[0] if answers else ""
+        if not text.strip():
+            return _step_error(request, interview, step, question, _("Write your answer "
+                                                                     "first."))
+        suggested = service.suggested_ticks(text, question.texts.rubric)
+        return render(request, "practice/step.html", {
+            "interview": interview, "step": step, "q": question, "assessing": True,
+            "suggested": suggested, "given_text": text[:4000], "spoken": None})
+
+    if spec.kind == "open":
+        result = grade_open(spec, [v for v in form.getlist("rubric") if isinstance(v, str)])
+    else:
+        result = grade(spec, answers, step.seed)
+    if result.problem:
+        return _step_error(request, interview, step, question, _problem_text(result.problem))
+    question_id = session.scalar(select(Question.id).where(Question.slug == step.slug))
+    service.record(session, interview, step, question_id, result, seconds, answers)
+    follow_up = None
+    if step.kind == "main":
+        known = {}
+        for slug in spec.follow_ups:
+            linked = find(session, slug, lang, None)
+            if linked is not None:
+                known[slug] = linked.spec
+        follow_up = service.choose_follow_up(spec, interview, known)
+    service.advance(interview, follow_up)
+    return back
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _problem_text(problem: str) -> str:
+    return {"empty": _("Write or choose an answer first."),
+            "one-choice-only": _("Pick exactly one answer."),
+            "too-long": _("That answer is too long to be a number.")}.get(
+        problem, _("This answer could not be read; check it and try again."))
+
+
+def _step_error(request: Request, interview: MockInterview, step: service.Step,
+                question: QuestionView, message: str) -> Response:
+    return render(request, "practice/step.html", {
+        "interview": interview, "step": step, "q": question, "error": message,
+        "suggested": [], "given_text": "", "spoken": None}, status_code=422)
+
+
+def _report(request: Request, session: SessionDep, interview: MockInterview,
+            lang: str) -> Response:
+    slugs = list(dict.fromkeys(s["slug"] for s in interview.steps if s.get("slug")))
+    views = {slug: find(session, slug, lang, None) for slug in slugs}
+    topics = {slug: v.spec.topic for slug, v in views.items() if v is not None}
+    return render(request, "practice/report.html", {
+        "interview": interview, "report": service.report(interview, topics), "views": views})
+
+
+# ----------------------------------------------------------------------------- history, review
+
+
+@router.get("/progress", name="progress")
+def progress(request: Request, session: SessionDep) -> Response:
+    """Past interviews and accuracy by topic and seniority."""
+    profile = profile_of(request, session)
+    data = service.history(session, profile) if profile else None
+    response = render(request, "practice/progress.html", {"history": data})
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("/progress/export", name="progress:export")
+def export(request: Request, session: SessionDep) -> Response:
+    """Everything stored for this browser, as a JSON download."""
+    profile = profile_of(request, session)
+    data = service.history(session, profile) if profile else {"interviews": [], "attempts": []}
+    return Response(json.dumps(data, ensure_ascii=False, indent=2),
+                    media_type="application/json; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="ringside.json"',
+                             "Cache-Control": "no-store"})
+
+
+@router.post("/progress/delete", name="progress:delete")
+def forget(request: Request, session: SessionDep) -> Response:
+    """Delete this browser's history and forget its profile."""
+    profile = profile_of(request, session)
+    if profile is not None:
+        service.forget(session, profile)
+    response = RedirectResponse("/progress", status_code=303)
+    response.delete_cookie(service.PROFILE_COOKIE)
+    return response
+
+
+@router.get("/review", name="review")
+def review(request: Request, session: SessionDep, lang: LangDep) -> Response:
+    """Missed questions, in the order spaced repetition wants them back."""
+    profile = profile_of(request, session)
+    due = service.due_questions(session, profile) if profile else []
+    names = repository.titles(session, [slug for slug, _ in due], lang)
+    now = utcnow()
+    items = [(slug, names.get(slug, slug), when, _aware(when) <= now) for slug, when in due]
+    return render(request, "practice/review.html", {"items": items})
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands datetimes back without their time zone; they were stored in UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@router.post("/review/practise", name="review:practise")
+def practise_mistakes(request: Request, session: SessionDep, lang: LangDep) -> Response:
+    """A short untimed interview over what is due now."""
+    profile = profile_of(request, session)
+    now = utcnow()
+    due = [slug for slug, when in (service.due_questions(session, profile) if profile else [])
+           if _aware(when) <= now][:5]
+    if profile is None or not due:
+        return RedirectResponse("/review", status_code=303)
+    interview = service.start_interview(session, profile, "senior", list(TOPICS), lang,
+                                        len(due), None, only=due)
+    return RedirectResponse(f"/mock/{interview.public_id}", status_code=303)

@@ -1,0 +1,201 @@
+"""Mock interviews over HTTP: set-up, answers, follow-ups, report, resume, isolation,
+bad input; history export and deletion; the FSRS schedule."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from fastapi.testclient import TestClient
+from fsrs import Card, Rating
+
+from app.main import app
+from app.practice.grading import Grade
+from app.practice.service import rating_for, scheduler
+
+
+class Candidate:
+    """A browser of its own (its own cookies: its own profile)."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.http = TestClient(app)
+        self.http.get("/mock")
+        self.token = self.http.cookies.get("csrftoken")
+
+    def start(self, **fields: str) -> str:
+        data = {"csrf_token": self.token, "seniority": "mid", "lang": "en", "length": "3",
+                "seconds": "300", **fields}
+        response = self.http.post("/mock", data=data, follow_redirects=False)
+        assert response.status_code == 303, response.text[:500]
+        return response.headers["location"].split("?")[0]
+
+    def current(self, url: str) -> dict[str, str] | None:
+        page = self.http.get(url).text
+        slug = re.search(r'name="slug" value="([^"]+)"', page)
+        if slug is None:
+            return None
+        kind = ("choice" if re.search(r'name="answer" value="a"', page) else
+                "text" if "<textarea" in page else "numeric")
+        return {"slug": slug.group(1), "kind": kind, "page": page,
+                "number": re.search(r'name="number" value="(\d+)"', page).group(1)}
+
+    def answer(self, url: str, step: dict[str, str], **extra: object):
+        value = {"choice": "a", "text": "ZeRO shards the optimizer state across ranks.",
+                 "numeric": "1"}[step["kind"]]
+        data = {"csrf_token": self.token, "slug": step["slug"], "number": step["number"],
+                "answer": value, **extra}
+        response = self.http.post(f"{url}/answer", data=data, follow_redirects=False)
+        if response.status_code == 200 and 'name="rubric"' in response.text:  # open: assess
+            keys = re.findall(r'name="rubric" value="([^"]+)"', response.text)
+            response = self.http.post(f"{url}/answer", follow_redirects=False,
+                                      data={**data, "step": "assess", "rubric": keys[:1]})
+        return response
+
+    def run_to_the_end(self, url: str) -> list[str]:
+        kinds = []
+        for _ in range(40):
+            step = self.current(url)
+            if step is None:
+                return kinds
+            kind = re.search(r'data-step="(\w+)"', step["page"]).group(1)
+            kinds.append("main" if kind == "main" else "follow-up")
+            response = self.answer(url, step)
+            assert response.status_code in (303, 422), response.text[:300]
+            if response.status_code == 422:  # an unreadable numeric answer: answer again
+                assert "could not" in response.text or "quantity" in response.text
+                step["kind"] = "numeric"
+                self.http.post(f"{url}/answer", follow_redirects=False, data={
+                    "csrf_token": self.token, "slug": step["slug"], "number": step["number"],
+                    "answer": "1 GB"})
+        raise AssertionError("the interview never ended")
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+@pytest.mark.parametrize("seniority", ["junior", "mid", "senior"])
+def test_whole_interview(client, seniority, lang):
+    candidate = Candidate(client)
+    url = candidate.start(seniority=seniority, lang=lang, length="3")
+    kinds = candidate.run_to_the_end(url)
+    assert kinds.count("main") == 3
+    assert kinds.count("follow-up") == 3  # one follow-up after every answer
+    report = candidate.http.get(f"{url}?lang={lang}")
+    assert report.status_code == 200
+    assert "big-score" in report.text and "<svg" in report.text
+    assert f'<html lang="{lang}">' in report.text
+
+
+def test_no_question_repeats_and_levels_are_mixed(client):
+    candidate = Candidate(client)
+    url = candidate.start(seniority="senior", length="8")
+    seen = []
+    for _ in range(30):
+        step = candidate.current(url)
+        if step is None:
+            break
+        if 'data-step="main"' in step["page"]:
+            seen.append(step["slug"])
+        candidate.answer(url, step)
+    assert len(seen) == len(set(seen)) == 8
+
+
+def test_reload_resumes_where_the_candidate_was(client):
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    first = candidate.current(url)
+    assert candidate.current(url)["slug"] == first["slug"]  # a reload shows the same step
+    candidate.answer(url, first)
+    after = candidate.current(url)
+    assert "Follow-up to question 1 of 3" in after["page"]
+    again = Candidate.__new__(Candidate)  # same cookies, fresh client: a new tab
+    again.http = TestClient(app, cookies=dict(candidate.http.cookies))
+    assert "Follow-up to question 1 of 3" in again.http.get(url).text
+
+
+def test_another_profile_cannot_see_the_interview(client):
+    owner, stranger = Candidate(client), Candidate(client)
+    url = owner.start()
+    assert stranger.http.get(url).status_code == 404
+    step = owner.current(url)
+    response = stranger.http.post(f"{url}/answer", data={
+        "csrf_token": stranger.token, "slug": step["slug"], "number": "1", "answer": "a"})
+    assert response.status_code == 404
+    assert owner.current(url)["slug"] == step["slug"]  # nothing recorded
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("topics", "astrology", "Unknown topic"),
+    ("length", "0", "questions"),
+    ("length", "1000", "questions"),
+    ("seniority", "wizard", "Choose junior"),
+    ("seconds", "-5", "time per question"),
+])
+def test_bad_set_up(client, field, value, message):
+    candidate = Candidate(client)
+    response = candidate.http.post("/mock", data={
+        "csrf_token": candidate.token, "seniority": "mid", "lang": "en", "length": "3",
+        "seconds": "0", field: value})
+    assert response.status_code == 422
+    assert message in response.text
+
+
+def test_tampered_question_and_late_answers_are_refused(client):
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    step = candidate.current(url)
+    tampered = candidate.http.post(f"{url}/answer", data={
+        "csrf_token": candidate.token, "slug": "ring-allreduce-steps-not-this-one",
+        "number": step["number"], "answer": "a"})
+    assert tampered.status_code == 409 and "another step" in tampered.text
+    assert candidate.current(url)["slug"] == step["slug"]
+    candidate.run_to_the_end(url)
+    late = candidate.http.post(f"{url}/answer", data={
+        "csrf_token": candidate.token, "slug": step["slug"], "number": "1", "answer": "a"})
+    assert late.status_code == 409 and "ended" in late.text
+
+
+def test_history_export_and_delete(client):
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    candidate.run_to_the_end(url)
+    export = candidate.http.get("/progress/export")
+    assert export.headers["content-disposition"].startswith("attachment")
+    data = export.json()
+    assert len(data["interviews"]) == 1 and len(data["attempts"]) >= 3
+    page = candidate.http.get("/progress")
+    assert "Accuracy by topic" in page.text and page.headers["cache-control"] == "no-store"
+    deleted = candidate.http.post("/progress/delete", data={"csrf_token": candidate.token},
+                                  follow_redirects=False)
+    assert deleted.status_code == 303
+    assert candidate.http.get(url).status_code == 404
+    assert candidate.http.get("/progress/export").json()["attempts"] == []
+
+
+def test_question_page_answers_feed_the_review(client):
+    candidate = Candidate(client)
+    candidate.http.post("/questions/ring-allreduce-bytes-per-rank/answer",
+                        data={"csrf_token": candidate.token, "answer": "700 MB"})
+    review = candidate.http.get("/review")
+    assert "/questions/ring-allreduce-bytes-per-rank" in review.text
+    assert "Practise my mistakes" not in review.text or "now" in review.text
+    practise = candidate.http.post("/review/practise", data={"csrf_token": candidate.token},
+                                   follow_redirects=False)
+    assert practise.status_code == 303
+
+
+class TestSchedule:
+    NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+    def test_a_wrong_answer_is_due_before_a_right_one(self):
+        wrong, _ = scheduler.review_card(Card(), rating_for(Grade("numeric"), 30, None),
+                                         self.NOW)
+        right, _ = scheduler.review_card(
+            Card(), rating_for(Grade("numeric", correct=True, score=1.0), 200, None), self.NOW)
+        assert wrong.due < right.due
+
+    def test_ratings(self):
+        assert rating_for(Grade("numeric", correct=False, score=0.0), 10, None) == Rating.Again
+        assert rating_for(Grade("multi_choice", correct=False, score=0.5), 10, None) == \
+            Rating.Hard
+        assert rating_for(Grade("numeric", correct=True, score=1.0), 200, 300) == Rating.Good
+        assert rating_for(Grade("numeric", correct=True, score=1.0), 30, 300) == Rating.Easy
