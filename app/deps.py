@@ -9,7 +9,9 @@ from sqlalchemy.orm import Session
 
 from app.db import get_session
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": commit before the response leaves, so the page a redirect leads to
+# (often requested at once) sees what the request wrote.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 
 def current_lang(request: Request) -> str:

@@ -199,3 +199,35 @@ class TestSchedule:
             Rating.Hard
         assert rating_for(Grade("numeric", correct=True, score=1.0), 200, 300) == Rating.Good
         assert rating_for(Grade("numeric", correct=True, score=1.0), 30, 300) == Rating.Easy
+
+
+def test_writes_are_committed_before_the_redirect_leaves(web_engine, client):
+    """A browser follows a 303 at once: the new profile and interview must already be in
+    the database when the response starts, not after it has been sent."""
+
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import MockInterview
+
+    with Session(web_engine) as session:
+        before = session.scalar(select(func.count()).select_from(MockInterview))
+    seen_at_response_start: list[int] = []
+
+    async def spy(scope, receive, send):
+        async def watching_send(message):
+            if message["type"] == "http.response.start" and scope["method"] == "POST":
+                with Session(web_engine) as session:
+                    seen_at_response_start.append(session.scalar(
+                        select(func.count()).select_from(MockInterview)))
+            await send(message)
+
+        await app(scope, receive, watching_send)
+
+    spied = TestClient(spy)
+    spied.get("/mock")
+    token = spied.cookies.get("csrftoken")
+    response = spied.post("/mock", follow_redirects=False, data={
+        "csrf_token": token, "seniority": "mid", "lang": "en", "length": "3", "seconds": "0"})
+    assert response.status_code == 303
+    assert seen_at_response_start == [before + 1]
