@@ -373,7 +373,12 @@ def history(session: Session, profile: Profile) -> dict[str, Any]:
         right_topic[topic] += attempt.correct
         by_level[seniority] += 1
         right_level[seniority] += attempt.correct
+    by_day: dict[str, list[bool]] = defaultdict(list)
+    for attempt, *_ in attempts:
+        by_day[attempt.created_at.date().isoformat()].append(attempt.correct)
     return {
+        "accuracy_by_day": [{"day": day, "accuracy": sum(v) / len(v), "answers": len(v)}
+                            for day, v in sorted(by_day.items())],
         "interviews": [{"id": i.public_id, "seniority": i.seniority, "lang": i.lang,
                         "questions": len(i.plan), "stage": i.stage,
                         "started_at": i.started_at.isoformat(), "steps": i.steps}

@@ -231,3 +231,33 @@ def test_writes_are_committed_before_the_redirect_leaves(web_engine, client):
         "csrf_token": token, "seniority": "mid", "lang": "en", "length": "3", "seconds": "0"})
     assert response.status_code == 303
     assert seen_at_response_start == [before + 1]
+
+
+def test_accuracy_over_time_is_drawn_from_the_days(web_engine, client):
+    """Two days of answers give a two-point line, one point per day."""
+    from datetime import timedelta
+
+    from sqlalchemy import select, update
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import Attempt, Profile
+    from app.practice.service import token_hash
+
+    candidate = Candidate(client)
+    for answer in ("700 MB", "1.4 GB"):
+        candidate.http.post("/questions/ring-allreduce-bytes-per-rank/answer",
+                            data={"csrf_token": candidate.token, "answer": answer})
+    profile_token = candidate.http.cookies.get("ringside_profile")
+    with Session(web_engine) as session, session.begin():
+        profile_id = session.scalar(select(Profile.id).where(
+            Profile.token_hash == token_hash(profile_token)))
+        first = session.scalar(select(Attempt.id).where(Attempt.profile_id == profile_id)
+                               .order_by(Attempt.id))
+        moved = session.scalar(select(Attempt.created_at).where(Attempt.id == first))
+        session.execute(update(Attempt).where(Attempt.id == first).values(
+            created_at=moved - timedelta(days=1)))
+    page = candidate.http.get("/progress").text
+    assert 'class="trend"' in page
+    points = page.split('<polyline', 1)[1].split('points="', 1)[1].split('"', 1)[0].split()
+    assert len(points) == 2
+    assert points[0].endswith(",110.0") and points[1].endswith(",10.0")  # 0% then 100%
