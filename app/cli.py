@@ -169,6 +169,28 @@ def cmd_db(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_admin_create(args: argparse.Namespace) -> int:
+    """The first admin (there is no default account) or more accounts."""
+    import getpass
+
+    from app.accounts.service import AccountError, create_user
+    from app.db import session_factory
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != password:
+            raise CliError("the two passwords differ")
+    try:
+        with session_factory()() as session, session.begin():
+            create_user(session, args.email, password, args.role)
+    except AccountError as exc:
+        raise CliError(str(exc)) from None
+    print(f"created {args.role} {args.email.strip().lower()}")
+    return 0
+
+
 def cmd_bank_schema(args: argparse.Namespace) -> int:
     from app.bank.schema import json_schema
 
@@ -218,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = bank_sub.add_parser("fmt", help="rewrite the files in canonical form")
     fmt.add_argument("path", nargs="?", help="bank directory (default: question_bank/)")
     fmt.set_defaults(handler=cmd_bank_fmt)
+
+    admin = sub.add_parser("admin", help="accounts of editors and admins")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    create = admin_sub.add_parser("create", help="create an account (the first admin too)")
+    create.add_argument("email")
+    create.add_argument("--role", choices=("admin", "editor"), default="admin")
+    create.add_argument("--password-stdin", action="store_true",
+                        help="read the password from the first line of stdin (scripts)")
+    create.set_defaults(handler=cmd_admin_create)
 
     db = sub.add_parser("db", help="database migrations")
     db_sub = db.add_subparsers(dest="db_command", required=True)

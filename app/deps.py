@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
 
+from app.accounts.models import User
 from app.db import get_session
 
 # scope="function": commit before the response leaves, so the page a redirect leads to
@@ -19,3 +20,38 @@ def current_lang(request: Request) -> str:
 
 
 LangDep = Annotated[str, Depends(current_lang)]
+
+
+class SignInRequired(Exception):
+    """Raised by page guards: the handler redirects to /login and back afterwards."""
+
+    def __init__(self, next_path: str) -> None:
+        self.next_path = next_path
+
+
+def session_cookie_name(request: Request) -> str:
+    """``__Host-`` prefix under HTTPS (Secure, no Domain, Path=/); plain name on http."""
+    return "__Host-ringside_session" if request.url.scheme == "https" else "ringside_session"
+
+
+def current_user(request: Request, session: SessionDep) -> User | None:
+    from app.accounts.service import session_user
+
+    return session_user(session, request.cookies.get(session_cookie_name(request)))
+
+
+def _require(role: str | None) -> Any:
+    def guard(request: Request, user: Annotated[User | None, Depends(current_user)]) -> User:
+        if user is None:
+            if request.method == "GET":
+                raise SignInRequired(request.url.path)
+            raise HTTPException(401, "Sign in first.")
+        if role is not None and user.role != role:
+            raise HTTPException(403, "Your account cannot do this.")
+        return user
+
+    return guard
+
+
+EditorUser = Annotated[User, Depends(_require(None))]  # editors and admins
+AdminUser = Annotated[User, Depends(_require("admin"))]

@@ -6,6 +6,8 @@ from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from app.accounts.router import router as accounts_router
+from app.admin.router import router as admin_router
 from app.api.questions import router as api_questions_router
 from app.api.v1 import router as api_router
 from app.calculator_pages.router import router as calculator_pages_router
@@ -45,6 +47,8 @@ def create_app() -> FastAPI:
     app.include_router(calculator_pages_router)
     app.include_router(experiments_router)
     app.include_router(practice_router)
+    app.include_router(accounts_router)
+    app.include_router(admin_router)
     app.include_router(language_router)
     app.include_router(api_router)
     app.include_router(api_questions_router)

@@ -9,6 +9,7 @@ from alembic import context
 from sqlalchemy import Connection
 
 # Importing the model modules registers their tables on Base.metadata.
+import app.accounts.models
 import app.practice.models
 import app.questions.models  # noqa: F401
 from app.config import get_settings

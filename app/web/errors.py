@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from app.deps import SignInRequired
 from app.i18n import _
 from app.web.templating import render
 
@@ -21,6 +23,10 @@ def _wants_json(request: Request) -> bool:
 
 
 def install(app: FastAPI) -> None:
+    @app.exception_handler(SignInRequired)
+    async def sign_in(request: Request, exc: SignInRequired) -> Response:
+        return RedirectResponse(f"/login?next={quote(exc.next_path)}", status_code=303)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if _wants_json(request):

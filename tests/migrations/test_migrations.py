@@ -9,6 +9,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 # The model modules register their tables on the metadata the migrations must match.
+import app.accounts.models
 import app.practice.models
 import app.questions.models  # noqa: F401
 from app.db import Base
