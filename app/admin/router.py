@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from sqlalchemy import func, select
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
+from app.admin import authoring
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
 from app.deps import AdminUser, EditorUser, SessionDep
+from app.i18n import _
 from app.questions.models import Question, QuestionTranslation
 from app.web.templating import render
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
+STATUSES = ("draft", "published", "archived")
 
 
 def _private(response: Response) -> Response:
@@ -23,7 +26,7 @@ def _private(response: Response) -> Response:
 @router.get("", name="admin:dashboard")
 def dashboard(request: Request, session: SessionDep, user: EditorUser) -> Response:
     """Bank coverage: topic × seniority, and questions per language."""
-    live = Question.deleted_at.is_(None)
+    live = Question.status != "archived"
     grid: dict[tuple[str, str], int] = {
         (topic, seniority): n for topic, seniority, n in session.execute(
             select(Question.topic, Question.seniority, func.count()).where(live)
@@ -42,3 +45,138 @@ def users(request: Request, session: SessionDep, user: AdminUser) -> Response:
     """Accounts (admins only)."""
     accounts = session.scalars(select(User).order_by(User.email)).all()
     return _private(render(request, "admin/users.html", {"user": user, "accounts": accounts}))
+
+
+# ----------------------------------------------------------------------------- authoring
+
+
+@router.get("/questions", name="admin:questions")
+def question_list(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    """Every question, drafts and archived ones included, with its status."""
+    status = request.query_params.get("status")
+    topic = request.query_params.get("topic")
+    query = select(Question.slug, Question.topic, Question.seniority, Question.kind,
+                   Question.status, Question.version_id, Question.updated_at)
+    if status in STATUSES:
+        query = query.where(Question.status == status)
+    if topic in TOPICS:
+        query = query.where(Question.topic == topic)
+    rows = session.execute(query.order_by(Question.topic, Question.slug)).all()
+    return _private(render(request, "admin/questions.html", {
+        "user": user, "rows": rows, "statuses": STATUSES, "topics": TOPICS,
+        "status": status, "topic": topic}))
+
+
+def _form(request: Request, user: User, *, text: str, slug: str | None, version: int | None,
+          status: str | None = None, checked: authoring.Checked | None = None,
+          message: str | None = None, code: int = 200) -> Response:
+    return _private(render(request, "admin/question_form.html", {
+        "user": user, "text": text, "slug": slug, "version": version, "status": status,
+        "checked": checked, "message": message}, status_code=code))
+
+
+@router.get("/questions/new", name="admin:question_new")
+def new_question(request: Request, user: EditorUser) -> Response:
+    return _form(request, user, text=authoring.NEW_QUESTION, slug=None, version=None)
+
+
+@router.post("/questions/check", name="admin:question_check")
+async def check(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    """Every bank check on the form's content, field by field (an htmx fragment)."""
+    form = await request.form()
+    checked = authoring.check_text(session, str(form.get("text", "")))
+    return render(request, "admin/question_form.html", {
+        "user": user, "checked": checked, "text": "", "slug": None, "version": None},
+        block="check")
+
+
+async def _save(request: Request, session: SessionDep, user: User,
+                row: Question | None) -> Response:
+    form = await request.form()
+    text = str(form.get("text", ""))
+    action = form.get("action")
+    version_text = str(form.get("version", ""))
+    version = int(version_text) if version_text.isdigit() else None
+    slug = row.slug if row else None
+    keep = {"text": text, "slug": slug, "version": version, "status": row.status if row
+            else None}
+    if row is not None and action == "archive":
+        try:
+            authoring.archive(session, row, user.email, version)
+        except authoring.StaleEdit as exc:
+            return _form(request, user, **keep, code=409, message=_stale(exc))
+        return RedirectResponse(f"/admin/questions/{row.slug}?done=archived", status_code=303)
+    checked = authoring.check_text(session, text)
+    if checked.question is None or (action == "publish" and checked.problems):
+        message = _("Not published: fix the problems below (a draft can still be saved).") \
+            if checked.question is not None else _("The text is not a valid question yet.")
+        return _form(request, user, **keep, checked=checked, message=message, code=422)
+    if row is None and authoring.load(session, checked.question.id) is not None:
+        return _form(request, user, **keep, checked=checked, code=409,
+                     message=_("A question with this id exists already."))
+    try:
+        saved = authoring.save(session, row, checked.question,
+                               "published" if action == "publish" else "draft", user.email,
+                               version, note=str(form.get("note", ""))[:200])
+    except authoring.StaleEdit as exc:
+        return _form(request, user, **keep, checked=checked, code=409, message=_stale(exc))
+    except ValueError as exc:
+        return _form(request, user, **keep, checked=checked, code=422, message=str(exc))
+    return RedirectResponse(f"/admin/questions/{saved.slug}?done={saved.status}",
+                            status_code=303)
+
+
+def _stale(exc: authoring.StaleEdit) -> str:
+    return _("Someone saved this question since you opened it (now version %(v)s). Your "
+             "text is kept below: compare with the latest revision, then save again.",
+             v=exc.current_version)
+
+
+@router.post("/questions", name="admin:question_create")
+async def create(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    return await _save(request, session, user, None)
+
+
+def _question_or_404(session: SessionDep, slug: str) -> Question:
+    row = authoring.load(session, slug) if len(slug) <= 80 else None
+    if row is None:
+        raise HTTPException(404, _("There is no question '%(id)s'.", id=slug[:80]))
+    return row
+
+
+@router.get("/questions/{slug}", name="admin:question_edit")
+def edit(request: Request, slug: str, session: SessionDep, user: EditorUser) -> Response:
+    row = _question_or_404(session, slug)
+    done = request.query_params.get("done")
+    message = {"draft": _("Draft saved."), "published": _("Published."),
+               "archived": _("Archived: candidates no longer see it.")}.get(done or "")
+    return _form(request, user, text=authoring.current_text(row), slug=row.slug,
+                 version=row.version_id, status=row.status, message=message)
+
+
+@router.post("/questions/{slug}", name="admin:question_save")
+async def update(request: Request, slug: str, session: SessionDep, user: EditorUser
+                 ) -> Response:
+    return await _save(request, session, user, _question_or_404(session, slug))
+
+
+@router.get("/questions/{slug}/revisions", name="admin:question_revisions")
+def question_revisions(request: Request, slug: str, session: SessionDep, user: EditorUser
+                       ) -> Response:
+    row = _question_or_404(session, slug)
+    return _private(render(request, "admin/revisions.html", {
+        "user": user, "row": row, "revisions": authoring.revisions(session, row)}))
+
+
+@router.post("/questions/{slug}/revisions/{revision_id}/restore",
+             name="admin:question_restore")
+def restore(request: Request, slug: str, revision_id: int, session: SessionDep,
+            user: EditorUser) -> Response:
+    """Bring an old revision back as a new draft (publish it after checking it)."""
+    row = _question_or_404(session, slug)
+    old = authoring.revision(session, row, revision_id)
+    if old is None:
+        raise HTTPException(404, _("There is no such revision."))
+    authoring.save(session, row, old, "draft", user.email, row.version_id,
+                   note=f"restored revision {revision_id}")
+    return RedirectResponse(f"/admin/questions/{slug}?done=draft", status_code=303)

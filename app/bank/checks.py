@@ -82,7 +82,7 @@ def read_question(path: Path, root: Path) -> tuple[QuestionFile | None, list[Fin
     try:
         question = QuestionFile.model_validate(data)
     except ValidationError as exc:
-        return None, [Finding(name, qid, _loc(error["loc"]), error["msg"].removeprefix(
+        return None, [Finding(name, qid, field_path(error["loc"]), error["msg"].removeprefix(
             "Value error, ")) for error in exc.errors()]
     findings = []
     if path.stem != question.id:
@@ -377,7 +377,8 @@ def _show(value: float, unit: str | None) -> str:
     return format_quantity(value, unit)
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
+def field_path(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a field path: answer.value, choices[2].key."""
     parts: list[str] = []
     for item in loc:
         if isinstance(item, int):

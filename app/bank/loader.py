@@ -18,7 +18,13 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.bank.checks import BankFile
 from app.bank.schema import QuestionFile
-from app.questions.models import Question, QuestionEvidence, QuestionTag, QuestionTranslation
+from app.questions.models import (
+    Question,
+    QuestionEvidence,
+    QuestionRevision,
+    QuestionTag,
+    QuestionTranslation,
+)
 from app.questions.search import normalise
 
 TOP_LEVEL = ("id", "topic", "tags", "seniority", "difficulty", "kind", "translations")
@@ -42,19 +48,21 @@ def content_hash(question: QuestionFile) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
-def load_bank(session: Session, files: list[BankFile]) -> LoadReport:
-    """Upsert every question by id. The caller commits (or rolls back) once."""
+def load_bank(session: Session, files: list[BankFile],
+              author: str = "ringside bank load") -> LoadReport:
+    """Upsert every question by id, publishing it. The caller commits (or rolls back)."""
     slugs = [f.question.id for f in files]
     existing = {q.slug: q for q in session.scalars(
         select(Question).where(Question.slug.in_(slugs))
         .options(selectinload(Question.translations), selectinload(Question.tags),
                  selectinload(Question.evidence)))}
     created = updated = unchanged = 0
+    changed: list[Question] = []
     for bank_file in files:
         question = bank_file.question
-        digest = content_hash(question)
         row = existing.get(question.id)
-        if row is not None and row.content_hash == digest and row.deleted_at is None:
+        if row is not None and row.content_hash == content_hash(question) \
+                and row.status == "published":
             unchanged += 1
             continue
         if row is None:
@@ -63,18 +71,31 @@ def load_bank(session: Session, files: list[BankFile]) -> LoadReport:
             created += 1
         else:
             updated += 1
-        _fill(row, question, digest)
+        fill_row(row, question, "published")
+        changed.append(row)
     session.flush()
+    for row in changed:
+        record_revision(session, row, author, "loaded from the bank files")
     return LoadReport(created, updated, unchanged)
 
 
-def _fill(row: Question, question: QuestionFile, digest: str) -> None:
+def record_revision(session: Session, row: Question, author: str, note: str = "") -> None:
+    """Keep this state of the question (the row must be flushed: it needs its id)."""
+    session.add(QuestionRevision(question_id=row.id, version=row.version_id, status=row.status,
+                                 author=author[:254], note=note[:200],
+                                 content=canonical(question_from_row(row))))
+
+
+def fill_row(row: Question, question: QuestionFile, status: str) -> None:
+    """Copy a question file into its row (translations, tags and citations too)."""
+    digest = content_hash(question)
+    row.status = status
     data = canonical(question)
     row.topic, row.seniority = question.topic, question.seniority
     row.difficulty, row.kind = question.difficulty, question.kind
     row.spec = {k: v for k, v in data.items() if k not in TOP_LEVEL}
     row.content_hash = digest
-    row.deleted_at = None
+    row.deleted_at = None if status != "archived" else row.deleted_at
     row.tags = [QuestionTag(tag=tag, position=i) for i, tag in enumerate(question.tags)]
     row.evidence = [QuestionEvidence(experiment=name) for name in
                     dict.fromkeys(e.experiment for e in question.evidence)]
@@ -105,7 +126,7 @@ def question_from_row(row: Question) -> QuestionFile:
 def export_bank(session: Session, directory: Path) -> list[Path]:
     """Write every live question to ``directory/questions/<topic>/<id>.yaml``."""
     rows = session.scalars(
-        select(Question).where(Question.deleted_at.is_(None)).order_by(Question.slug)
+        select(Question).where(Question.public()).order_by(Question.slug)
         .options(selectinload(Question.translations), selectinload(Question.tags)))
     written = []
     for row in rows:

@@ -32,7 +32,7 @@ def detail(request: Request, name: str, session: SessionDep, lang: LangDep) -> R
         raise HTTPException(404, _("There is no experiment '%(name)s'.", name=name[:80]))
     slugs = list(session.scalars(
         select(Question.slug).join(QuestionEvidence)
-        .where(QuestionEvidence.experiment == name, Question.deleted_at.is_(None))
+        .where(QuestionEvidence.experiment == name, Question.public())
         .order_by(Question.slug)))
     citing = titles(session, slugs, lang)
     return render(request, "experiments/detail.html",

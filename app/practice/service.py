@@ -80,7 +80,7 @@ def plan_interview(session: Session, seniority: str, topics: list[str], length: 
     """A balanced set: mixed kinds and topics, mostly at the level with some one below,
     no repeats; questions with variants get fresh numbers."""
     query = select(Question.id, Question.slug, Question.topic, Question.seniority,
-                   Question.kind, Question.spec).where(Question.deleted_at.is_(None))
+                   Question.kind, Question.spec).where(Question.public())
     if only is not None:
         query = query.where(Question.slug.in_(only))
     else:
@@ -323,7 +323,7 @@ def due_questions(session: Session, profile: Profile, now: datetime | None = Non
     rows = session.execute(
         select(Question.slug, ReviewCard.due_at).join(Question, Question.id ==
                                                       ReviewCard.question_id)
-        .where(ReviewCard.profile_id == profile.id, Question.deleted_at.is_(None))
+        .where(ReviewCard.profile_id == profile.id, Question.public())
         .order_by(ReviewCard.due_at).limit(limit)).all()
     return [(slug, due) for slug, due in rows]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ColumnElement, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db import Base, Timestamped
+from app.db import Base, Timestamped, utcnow
 
 
 class Question(Timestamped, Base):
@@ -24,6 +24,9 @@ class Question(Timestamped, Base):
     kind: Mapped[str] = mapped_column(String(20), index=True)
     spec: Mapped[dict[str, Any]]
     content_hash: Mapped[str] = mapped_column(String(64))
+    # draft (being written, not public), published, archived (soft-deleted, deleted_at set)
+    status: Mapped[str] = mapped_column(String(12), default="published",
+                                        server_default="published", index=True)
     deleted_at: Mapped[datetime | None]
     version_id: Mapped[int] = mapped_column(default=1)
 
@@ -36,6 +39,11 @@ class Question(Timestamped, Base):
         lazy="raise", cascade="all, delete-orphan")
 
     __mapper_args__ = {"version_id_col": version_id}  # noqa: RUF012 - SQLAlchemy reads it
+
+    @classmethod
+    def public(cls) -> ColumnElement[bool]:
+        """Candidates see published questions only (not drafts, not archived ones)."""
+        return cls.status == "published"
 
 
 class QuestionTranslation(Base):
@@ -73,3 +81,19 @@ class QuestionEvidence(Base):
     question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"),
                                              primary_key=True)
     experiment: Mapped[str] = mapped_column(String(80), primary_key=True, index=True)
+
+
+class QuestionRevision(Base):
+    """Every saved state of a question: who, when, and the whole file content."""
+
+    __tablename__ = "question_revision"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"),
+                                             index=True)
+    version: Mapped[int]
+    status: Mapped[str] = mapped_column(String(12))
+    author: Mapped[str] = mapped_column(String(254))
+    note: Mapped[str] = mapped_column(String(200), default="")
+    content: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

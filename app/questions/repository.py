@@ -62,7 +62,7 @@ class Filters:
     def conditions(self, skip: str | None = None) -> list[ColumnElement[bool]]:
         """WHERE clauses for every filter except ``skip`` (a facet, or "grid" for the four
         columns the facet query groups by)."""
-        where: list[ColumnElement[bool]] = [Question.deleted_at.is_(None)]
+        where: list[ColumnElement[bool]] = [Question.public()]
         for name in ("topic", "seniority", "difficulty", "kind"):
             value = getattr(self, name)
             if value is not None and skip not in (name, "grid"):
@@ -196,7 +196,7 @@ def facet_counts(session: Session, filters: Filters
 
 def get_by_slug(session: Session, slug: str) -> Question | None:
     return session.scalars(
-        select(Question).where(Question.slug == slug, Question.deleted_at.is_(None))
+        select(Question).where(Question.slug == slug, Question.public())
         .options(selectinload(Question.translations), selectinload(Question.tags))
     ).one_or_none()
 
@@ -206,13 +206,13 @@ def titles(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
     if not slugs:
         return {}
     ids = dict(session.execute(select(Question.slug, Question.id).where(
-        Question.slug.in_(slugs), Question.deleted_at.is_(None))).all())
+        Question.slug.in_(slugs), Question.public())).all())
     by_id = _titles(session, list(ids.values()), lang)
     return {slug: by_id[qid] for slug, qid in ids.items() if qid in by_id}
 
 
 def bank_figures(session: Session) -> dict[str, int]:
-    live = Question.deleted_at.is_(None)
+    live = Question.public()
     questions, topics = session.execute(
         select(func.count(), func.count(Question.topic.distinct())).where(live)).one()
     languages = session.scalar(select(func.count(QuestionTranslation.lang.distinct()))

@@ -92,7 +92,7 @@ def find(session: Session, slug: str, lang: str, seed: int | None) -> QuestionVi
     if len(slug) > 80:
         return None
     head = session.execute(select(Question.content_hash).where(
-        Question.slug == slug, Question.deleted_at.is_(None))).one_or_none()
+        Question.slug == slug, Question.public())).one_or_none()
     if head is None:
         return None
     spec = _PARSED.get(_cache_key(slug, head.content_hash))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
 import sys
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
@@ -180,13 +182,14 @@ class TestAdminGuard:
         routes = self.admin_routes()
         assert routes
         for route in routes:
+            path = re.sub(r"\{[^}]+\}", "1", route.path)
             for method in route.methods:
-                response = anonymous.request(method, route.path, follow_redirects=False)
+                response = anonymous.request(method, path, follow_redirects=False)
                 if method == "GET":
-                    assert response.status_code == 303, route.path
-                    assert response.headers["location"] == f"/login?next={route.path}"
+                    assert response.status_code == 303, path
+                    assert response.headers["location"] == f"/login?next={quote(path)}"
                 else:
-                    assert response.status_code in (401, 403), route.path
+                    assert response.status_code in (401, 403), path
 
     def test_editors_cannot_manage_accounts(self, client, web_engine):
         editor = browser()

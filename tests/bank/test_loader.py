@@ -98,12 +98,12 @@ def test_search_text_is_normalised(session, bank):
     assert all(t == t.casefold() and "ı" not in t for t in texts)
 
 
-def test_export_skips_soft_deleted(session, bank, tmp_path: Path):
+def test_export_skips_archived(session, bank, tmp_path: Path):
     from app.db import utcnow
 
     load_bank(session, bank.files)
     row = session.scalars(select(Question).limit(1)).one()
-    row.deleted_at = utcnow()
+    row.status, row.deleted_at = "archived", utcnow()
     deleted = row.slug
     session.commit()
     export_bank(session, tmp_path)

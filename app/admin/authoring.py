@@ -1,0 +1,148 @@
+"""Authoring a question in the admin: validate the YAML text with every bank check, save
+drafts and published versions with revisions, refuse stale saves, archive and restore."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from app.bank.checks import Finding, check_question, field_path
+from app.bank.loader import fill_row, question_from_row, record_revision, to_yaml
+from app.bank.schema import QuestionFile
+from app.config import get_settings
+from app.db import utcnow
+from app.questions.models import Question, QuestionRevision
+
+MAX_TEXT = 400_000
+
+
+class StaleEdit(Exception):
+    """Someone saved the question since this form was opened."""
+
+    def __init__(self, current_version: int) -> None:
+        self.current_version = current_version
+
+
+@dataclass
+class Checked:
+    """The outcome of checking a form: the question when it parses, and every problem."""
+
+    question: QuestionFile | None
+    problems: list[Finding] = field(default_factory=list)
+
+    @property
+    def publishable(self) -> bool:
+        return self.question is not None and not self.problems
+
+
+def check_text(session: Session, text: str) -> Checked:
+    """Run the schema and every `bank check` rule on the form's YAML."""
+    if len(text) > MAX_TEXT:
+        return Checked(None, [Finding("(form)", "-", "(text)", "is too long")])
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return Checked(None, [Finding("(form)", "-", "(yaml)", f"{where}{problem}")])
+    if not isinstance(data, dict):
+        return Checked(None, [Finding("(form)", "-", "(text)", "must be a question mapping")])
+    try:
+        question = QuestionFile.model_validate(data)
+    except ValidationError as exc:
+        return Checked(None, [Finding("(form)", str(data.get("id", "-"))[:80],
+                                      field_path(e["loc"]), e["msg"].removeprefix("Value error, "))
+                              for e in exc.errors()])
+    ids = set(session.scalars(select(Question.slug).where(Question.status != "archived")))
+    ids.add(question.id)
+    problems = check_question(question, "(form)", ids, get_settings().bank_dir)
+    return Checked(question, problems)
+
+
+def load(session: Session, slug: str) -> Question | None:
+    return session.scalars(select(Question).where(Question.slug == slug).options(
+        selectinload(Question.translations), selectinload(Question.tags),
+        selectinload(Question.evidence))).one_or_none()
+
+
+def save(session: Session, row: Question | None, question: QuestionFile, status: str,
+         author: str, expected_version: int | None, note: str = "") -> Question:
+    """Create or update, keeping a revision. A stale version is refused, never merged."""
+    if row is not None:
+        if expected_version != row.version_id:
+            raise StaleEdit(row.version_id)
+        if question.id != row.slug:
+            raise ValueError("the id of a question cannot change")
+    else:
+        row = Question(slug=question.id, translations=[], tags=[], evidence=[])
+        session.add(row)
+    fill_row(row, question, status)
+    session.flush()
+    record_revision(session, row, author, note)
+    return row
+
+
+def archive(session: Session, row: Question, author: str, expected_version: int | None
+            ) -> None:
+    if expected_version != row.version_id:
+        raise StaleEdit(row.version_id)
+    row.status, row.deleted_at = "archived", utcnow()
+    session.flush()
+    record_revision(session, row, author, "archived")
+
+
+def revisions(session: Session, row: Question) -> list[dict[str, Any]]:
+    """Newest first, each with the diff from the revision before it."""
+    found = session.scalars(select(QuestionRevision).where(
+        QuestionRevision.question_id == row.id).order_by(QuestionRevision.id)).all()
+    out, previous = [], ""
+    for revision in found:
+        text = to_yaml(QuestionFile.model_validate(revision.content))
+        diff = "".join(difflib.unified_diff(previous.splitlines(keepends=True),
+                                            text.splitlines(keepends=True),
+                                            "before", "after", n=1))
+        out.append({"revision": revision, "diff": diff})
+        previous = text
+    return list(reversed(out))
+
+
+def revision(session: Session, row: Question, revision_id: int) -> QuestionFile | None:
+    found = session.scalars(select(QuestionRevision).where(
+        QuestionRevision.id == revision_id, QuestionRevision.question_id == row.id)
+    ).one_or_none()
+    return None if found is None else QuestionFile.model_validate(found.content)
+
+
+def current_text(row: Question) -> str:
+    return to_yaml(question_from_row(row))
+
+
+NEW_QUESTION = """\
+id: my-new-question
+topic: collectives
+tags: [all-reduce]
+seniority: mid
+difficulty: 2
+kind: numeric
+answer:
+  calculator:
+    name: collective
+    output: bytes_sent_per_rank
+    params: {op: all-reduce, world_size: 8, message_bytes: 800 MB}
+  value: 1.4 GB
+sources: [Patarasuk & Yuan, JPDC 2009]
+translations:
+  en:
+    title: ...
+    prompt: ...
+    explanation: ...
+    follow_ups: [..., ...]
+    guidance: {why_asked: ..., structure: [..., ...], model_answer: ...}
+"""
