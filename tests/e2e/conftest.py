@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.bank.checks import check_bank
@@ -52,16 +53,23 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The app on 127.0.0.1 with a migrated SQLite database holding the real bank."""
-    from app.main import create_app
-
+def e2e_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """A migrated SQLite database holding the real bank, for the live server."""
     path: Path = tmp_path_factory.mktemp("e2e") / "e2e.db"
     engine = make_engine(f"sqlite:///{path}")
     migrate(engine)
     with Session(engine) as session, session.begin():
         load_bank(session, check_bank(ROOT / "question_bank").files)
-    factory = sessionmaker(bind=engine, expire_on_commit=False)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def live_server(e2e_engine: Engine) -> Iterator[str]:
+    """The app on 127.0.0.1, its sessions bound to the e2e database."""
+    from app.main import create_app
+
+    factory = sessionmaker(bind=e2e_engine, expire_on_commit=False)
 
     def session_override() -> Iterator[Session]:
         with factory() as session:
@@ -82,4 +90,3 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
-    engine.dispose()
