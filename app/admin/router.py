@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+
 from fastapi import APIRouter, HTTPException, Request
 from sqlalchemy import func, select
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
-from app.admin import authoring
+from app.admin import authoring, exchange
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
 from app.deps import AdminUser, EditorUser, SessionDep
 from app.i18n import _
@@ -180,3 +182,44 @@ def restore(request: Request, slug: str, revision_id: int, session: SessionDep,
     authoring.save(session, row, old, "draft", user.email, row.version_id,
                    note=f"restored revision {revision_id}")
     return RedirectResponse(f"/admin/questions/{slug}?done=draft", status_code=303)
+
+
+# ----------------------------------------------------------------------------- exchange
+
+
+@router.get("/export.zip", name="admin:export")
+def export(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    """The bank (published questions, optionally one topic) as a zip of YAML files."""
+    topic = request.query_params.get("topic")
+    payload = exchange.export_zip(session, topic if topic in TOPICS else None)
+    return Response(payload, media_type="application/zip", headers={
+        "Content-Disposition": 'attachment; filename="ringside-bank.zip"',
+        "Cache-Control": "no-store"})
+
+
+@router.get("/import", name="admin:import")
+def import_form(request: Request, user: EditorUser) -> Response:
+    return _private(render(request, "admin/import.html", {"user": user, "preview": None}))
+
+
+@router.post("/import", name="admin:import_submit")
+async def import_zip(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    """First a preview of what would be added, changed and refused; then apply it."""
+    form = await request.form()
+    if form.get("action") == "apply":
+        try:
+            payload = base64.b64decode(str(form.get("payload", "")), validate=True)
+        except ValueError:
+            raise HTTPException(422, _("The import was damaged; upload the file again.")
+                                ) from None
+        preview = exchange.apply_zip(session, payload, user.email)
+        return _private(render(request, "admin/import.html", {
+            "user": user, "preview": preview, "applied": True}))
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        raise HTTPException(422, _("Choose a zip file to import."))
+    payload = await upload.read(exchange.MAX_ZIP_BYTES + 1)
+    preview = exchange.preview_zip(session, payload)
+    return _private(render(request, "admin/import.html", {
+        "user": user, "preview": preview, "applied": False,
+        "payload": base64.b64encode(payload).decode() if preview.accepted else ""}))

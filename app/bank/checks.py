@@ -10,7 +10,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -64,11 +64,22 @@ def question_paths(root: Path) -> list[Path]:
 def read_question(path: Path, root: Path) -> tuple[QuestionFile | None, list[Finding]]:
     """Parse one file; schema problems become findings, never exceptions."""
     name = _display(path, root)
-    guess = path.stem
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            return None, [Finding(name, guess, "(file)", f"is larger than {MAX_FILE_BYTES} bytes")]
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            return None, [Finding(name, path.stem, "(file)",
+                                  f"is larger than {MAX_FILE_BYTES} bytes")]
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Finding(name, path.stem, "(file)", f"cannot be read: {exc.strerror}")]
+    return read_question_text(raw, path, name)
+
+
+def read_question_text(raw: bytes, path: Path | PurePosixPath, name: str
+                       ) -> tuple[QuestionFile | None, list[Finding]]:
+    """Parse the bytes of a question file named ``name`` (from disk or an archive)."""
+    guess = path.stem
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return None, [Finding(name, guess, "(file)", "is not UTF-8 text")]
     except yaml.YAMLError as exc:
