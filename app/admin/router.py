@@ -6,10 +6,12 @@ import base64
 
 from fastapi import APIRouter, HTTPException, Request
 from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
-from app.admin import authoring, exchange
+from app.admin import authoring, exchange, interop
+from app.bank.loader import question_from_row
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
 from app.deps import AdminUser, EditorUser, SessionDep
 from app.i18n import _
@@ -223,3 +225,28 @@ async def import_zip(request: Request, session: SessionDep, user: EditorUser) ->
     return _private(render(request, "admin/import.html", {
         "user": user, "preview": preview, "applied": False,
         "payload": base64.b64encode(payload).decode() if preview.accepted else ""}))
+
+
+@router.get("/export.{fmt}", name="admin:export_other")
+def export_other(request: Request, fmt: str, session: SessionDep, user: EditorUser
+                 ) -> Response:
+    """Moodle XML or GIFT in one language; what the format cannot carry is reported."""
+    if fmt not in ("moodle.xml", "gift", "report.txt"):
+        raise HTTPException(404, _("Unknown export format."))
+    lang = request.query_params.get("lang", "en")
+    if lang not in LANGUAGES:
+        raise HTTPException(422, _("Choose one of the four languages."))
+    topic = request.query_params.get("topic")
+    query = select(Question).where(Question.status == "published").order_by(Question.slug)
+    if topic in TOPICS:
+        query = query.where(Question.topic == topic)
+    questions = [question_from_row(row) for row in session.scalars(query.options(
+        selectinload(Question.translations), selectinload(Question.tags)))]
+    exported = (interop.to_moodle_xml if fmt != "gift" else interop.to_gift)(questions, lang)
+    if fmt == "report.txt":
+        return Response("\n".join(exported.notes) + "\n",
+                        media_type="text/plain; charset=utf-8")
+    media = "application/xml" if fmt == "moodle.xml" else "text/plain"
+    return Response(exported.text, media_type=f"{media}; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="ringside-{lang}.{fmt}"',
+        "Cache-Control": "no-store"})
