@@ -10,6 +10,7 @@ from sqlalchemy.orm import selectinload
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
+from app.accounts.service import end_all_sessions
 from app.admin import authoring, exchange, interop
 from app.bank.loader import question_from_row
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
@@ -250,3 +251,26 @@ def export_other(request: Request, fmt: str, session: SessionDep, user: EditorUs
     return Response(exported.text, media_type=f"{media}; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="ringside-{lang}.{fmt}"',
         "Cache-Control": "no-store"})
+
+
+@router.post("/users/{user_id}", name="admin:user_update")
+async def update_user(request: Request, user_id: int, session: SessionDep, user: AdminUser
+                      ) -> Response:
+    """Disable or enable an account, or change its role; disabling ends its sessions."""
+    target = session.get(User, user_id)
+    if target is None:
+        raise HTTPException(404, _("There is no such account."))
+    form = await request.form()
+    action = form.get("action")
+    if target.id == user.id and action in ("disable", "editor"):
+        raise HTTPException(409, _("You cannot disable or demote your own account."))
+    if action == "disable":
+        target.is_active = False
+        end_all_sessions(session, target)
+    elif action == "enable":
+        target.is_active = True
+    elif action in ("admin", "editor"):
+        target.role = action
+    else:
+        raise HTTPException(422, _("Unknown action."))
+    return RedirectResponse("/admin/users", status_code=303)

@@ -209,3 +209,37 @@ class TestAdminGuard:
             "/admin/users"
         assert sign_in(browser(), email, next="https://evil.example/").headers[
             "location"] == "/admin"
+
+
+class TestUserManagement:
+    def test_disabling_a_user_ends_their_sessions(self, client, web_engine):
+        from app.accounts.models import User
+
+        boss, victim = browser(), browser()
+        sign_in(boss, make_user(web_engine, role="admin"))
+        victim_email = make_user(web_engine, role="editor")
+        sign_in(victim, victim_email)
+        assert victim.get("/admin").status_code == 200
+        with Session(web_engine) as session:
+            victim_id = session.scalar(select(User.id).where(User.email == victim_email))
+        response = boss.post(f"/admin/users/{victim_id}", follow_redirects=False, data={
+            "csrf_token": boss.cookies.get("csrftoken"), "action": "disable"})
+        assert response.status_code == 303
+        assert victim.get("/admin", follow_redirects=False).status_code == 303
+        assert sign_in(browser(), victim_email).status_code == 401
+
+    def test_admins_cannot_lock_themselves_out_and_editors_cannot_manage(self, client,
+                                                                         web_engine):
+        from app.accounts.models import User
+
+        boss = browser()
+        email = make_user(web_engine, role="admin")
+        sign_in(boss, email)
+        with Session(web_engine) as session:
+            own = session.scalar(select(User.id).where(User.email == email))
+        assert boss.post(f"/admin/users/{own}", data={
+            "csrf_token": boss.cookies.get("csrftoken"), "action": "disable"}).status_code == 409
+        editor = browser()
+        sign_in(editor, make_user(web_engine, role="editor"))
+        assert editor.post(f"/admin/users/{own}", data={
+            "csrf_token": editor.cookies.get("csrftoken"), "action": "disable"}).status_code == 403
