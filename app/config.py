@@ -45,10 +45,6 @@ class Settings(BaseSettings):
                 )
         return self
 
-    @property
-    def is_production(self) -> bool:
-        return self.env == "production"
-
 
 def _environ() -> dict[str, str]:
     import os

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import cache
 
 from pwdlib import PasswordHash
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.accounts.models import ROLES, LoginAttempt, User, UserSession
 from app.config import get_settings
-from app.db import utcnow
+from app.db import as_utc, utcnow
 
 MIN_PASSWORD, MAX_PASSWORD = 8, 256
 COMMON_PASSWORDS = 10_000
@@ -107,7 +107,7 @@ def throttle(session: Session, email: str, ip: str, now: datetime | None = None)
     since = now - THROTTLE_WINDOW
     last_success = session.scalar(select(func.max(LoginAttempt.created_at)).where(
         LoginAttempt.email == email, LoginAttempt.success.is_(True)))
-    account_since = max(since, _aware(last_success)) if last_success else since
+    account_since = max(since, as_utc(last_success)) if last_success else since
     for column, value, start, limit in (
             (LoginAttempt.email, email, account_since, MAX_FAILURES_PER_ACCOUNT),
             (LoginAttempt.ip, ip, since, MAX_FAILURES_PER_ADDRESS)):
@@ -115,7 +115,7 @@ def throttle(session: Session, email: str, ip: str, now: datetime | None = None)
             column == value, LoginAttempt.success.is_(False), LoginAttempt.created_at > start)
             .order_by(LoginAttempt.created_at.desc()).limit(limit)).all()
         if len(times) >= limit:
-            oldest = _aware(times[-1])
+            oldest = as_utc(times[-1])
             wait = int((oldest + THROTTLE_WINDOW - now).total_seconds()) + 1
             return Throttle(True, max(wait, 1))
     return Throttle(False)
@@ -168,7 +168,7 @@ def session_user(session: Session, token: str | None, now: datetime | None = Non
                           ).one_or_none()
     if row is None:
         return None
-    if _aware(row.expires_at) <= now or _aware(row.last_seen_at) + IDLE_TIMEOUT <= now:
+    if as_utc(row.expires_at) <= now or as_utc(row.last_seen_at) + IDLE_TIMEOUT <= now:
         session.delete(row)
         return None
     user = session.get(User, row.user_id)
@@ -186,7 +186,3 @@ def end_session(session: Session, token: str | None) -> None:
 
 def end_all_sessions(session: Session, user: User) -> None:
     session.execute(delete(UserSession).where(UserSession.user_id == user.id))
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

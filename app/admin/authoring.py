@@ -36,10 +36,6 @@ class Checked:
     question: QuestionFile | None
     problems: list[Finding] = field(default_factory=list)
 
-    @property
-    def publishable(self) -> bool:
-        return self.question is not None and not self.problems
-
 
 def check_text(session: Session, text: str) -> Checked:
     """Run the schema and every `bank check` rule on the form's YAML."""

@@ -42,15 +42,8 @@ class Choice(BaseModel):
     text: str
 
 
-class QuestionOut(BaseModel):
-    id: str
-    topic: str
-    seniority: str
-    difficulty: int
-    kind: str
-    tags: list[str]
+class QuestionOut(QuestionSummary):
     lang: str = Field(description="the language of the texts (English when not translated)")
-    title: str
     prompt: str
     choices: list[Choice]
     has_variants: bool

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +25,14 @@ from app.bank.calls import (
     variant_combinations,
     within,
 )
-from app.bank.schema import LANGUAGES, PLACEHOLDER, ChoiceAnswer, NumericAnswer, QuestionFile
+from app.bank.schema import (
+    LANGUAGES,
+    PLACEHOLDER,
+    CalculatorCall,
+    ChoiceAnswer,
+    NumericAnswer,
+    QuestionFile,
+)
 from app.calculator.units import format_quantity
 
 MAX_FILE_BYTES = 512 * 1024
@@ -243,13 +251,7 @@ def _check_numeric(question: QuestionFile, answer: NumericAnswer, add: Any) -> N
         add("answer.value", f"states {answer.value} but the calculator gives "
             f"{_show(computed, unit)} ({answer.tolerance.type} tolerance "
             f"{answer.tolerance.value})")
-    for draw in [{}, *variant_combinations(question)]:
-        label = _variant_label(draw)
-        try:
-            expected = evaluate_call(answer.calculator, draw)
-        except CallError as exc:
-            add("variants", f"{label}the answer cannot be computed: {exc}")
-            continue
+    for label, draw, expected in _answers_per_variant(question, answer.calculator, add):
         for mistake in answer.mistakes:
             field = f"answer.mistakes[{mistake.id}]"
             try:
@@ -265,15 +267,20 @@ def _check_numeric(question: QuestionFile, answer: NumericAnswer, add: Any) -> N
                     f"{_show(wrong, unit)}, the answer is {_show(expected, unit)}")
 
 
-def _check_choices(question: QuestionFile, answer: ChoiceAnswer, add: Any) -> None:
-    unit = output_unit(answer.calculator)
+def _answers_per_variant(question: QuestionFile, call: CalculatorCall, add: Any
+                         ) -> Iterator[tuple[str, dict[str, Any], float]]:
+    """The answer with the stated numbers, then with every variant's; failures are findings."""
     for draw in [{}, *variant_combinations(question)]:
         label = _variant_label(draw)
         try:
-            expected = evaluate_call(answer.calculator, draw)
+            yield label, draw, evaluate_call(call, draw)
         except CallError as exc:
             add("variants", f"{label}the answer cannot be computed: {exc}")
-            continue
+
+
+def _check_choices(question: QuestionFile, answer: ChoiceAnswer, add: Any) -> None:
+    unit = output_unit(answer.calculator)
+    for label, draw, expected in _answers_per_variant(question, answer.calculator, add):
         for choice in question.choices:
             field = f"choices[{choice.key}]"
             if choice.calculator is not None:

@@ -44,10 +44,6 @@ class Grade:
     correct_choices: list[str] = field(default_factory=list)
     rubric_ticked: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "worked"} | {
-            "worked": self.worked}
-
 
 def variant_params(question: QuestionFile, seed: int | None) -> dict[str, Any]:
     """The parameters a question is shown with: its own, or a redraw for ``seed``."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -12,7 +11,7 @@ from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import SENIORITIES, TOPICS
-from app.db import utcnow
+from app.db import as_utc, utcnow
 from app.deps import LangDep, SessionDep
 from app.i18n import LANGUAGES, _, current_language
 from app.practice import service
@@ -272,13 +271,9 @@ def review(request: Request, session: SessionDep, lang: LangDep) -> Response:
     due = service.due_questions(session, profile) if profile else []
     names = repository.titles(session, [slug for slug, _ in due], lang)
     now = utcnow()
-    items = [(slug, names.get(slug, slug), when, _aware(when) <= now) for slug, when in due]
+    items = [(slug, names.get(slug, slug), when, as_utc(when) <= now) for slug, when in due]
     return render(request, "practice/review.html", {"items": items})
 
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands datetimes back without their time zone; they were stored in UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @router.post("/review/practise", name="review:practise")
@@ -287,7 +282,7 @@ def practise_mistakes(request: Request, session: SessionDep, lang: LangDep) -> R
     profile = profile_of(request, session)
     now = utcnow()
     due = [slug for slug, when in (service.due_questions(session, profile) if profile else [])
-           if _aware(when) <= now][:5]
+           if as_utc(when) <= now][:5]
     if profile is None or not due:
         return RedirectResponse("/review", status_code=303)
     interview = service.start_interview(session, profile, "senior", list(TOPICS), lang,

@@ -12,7 +12,7 @@ import re
 import secrets
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler
@@ -20,7 +20,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.bank.schema import SENIORITIES, TOPICS, QuestionFile
-from app.db import utcnow
+from app.db import as_utc, utcnow
 from app.practice.grading import Grade
 from app.practice.models import Attempt, MockInterview, Profile, ReviewCard
 from app.questions.models import Question
@@ -180,7 +180,6 @@ class Step:
     seed: int | None
     number: int  # 1-based main question number
     total: int
-    assess: bool = False  # open question, second step: tick the rubric
     spoken_text_index: int | None = None
 
 
@@ -190,13 +189,11 @@ def current_step(interview: MockInterview) -> Step:
         return Step("done", None, None, total, total)
     entry = interview.plan[interview.position]
     number = interview.position + 1
-    if interview.stage in ("question", "assess"):
-        return Step("main", entry["slug"], entry.get("seed"), number, total,
-                    assess=interview.stage == "assess")
+    if interview.stage == "question":
+        return Step("main", entry["slug"], entry.get("seed"), number, total)
     follow = interview.steps[-1].get("follow_up") or {}
     if "slug" in follow:
-        return Step("follow_up", follow["slug"], follow.get("seed"), number, total,
-                    assess=interview.stage == "follow_up_assess")
+        return Step("follow_up", follow["slug"], follow.get("seed"), number, total)
     return Step("spoken", entry["slug"], entry.get("seed"), number, total,
                 spoken_text_index=follow.get("spoken", 0))
 
@@ -215,9 +212,7 @@ def choose_follow_up(spec: QuestionFile, interview: MockInterview,
 
 
 def elapsed_seconds(interview: MockInterview, paused_ms: str | None) -> float:
-    started = interview.step_started_at
-    if started.tzinfo is None:  # SQLite returns naive datetimes
-        started = started.replace(tzinfo=UTC)
+    started = as_utc(interview.step_started_at)
     wall = max(0.0, (utcnow() - started).total_seconds())
     try:
         paused = min(max(float(paused_ms or 0) / 1000, 0.0), wall)
@@ -249,7 +244,7 @@ def save_attempt(session: Session, profile_id: int, question_id: int, grade: Gra
 
 def advance(interview: MockInterview, follow_up: dict[str, Any] | None) -> None:
     """Move to the next step: main → its follow-up → next main … → done."""
-    if interview.stage in ("question", "assess") and follow_up is not None:
+    if interview.stage == "question" and follow_up is not None:
         interview.steps[-1]["follow_up"] = follow_up
         interview.steps = list(interview.steps)  # JSON column: assign to mark it changed
         interview.stage = "follow_up"

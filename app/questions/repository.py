@@ -19,7 +19,6 @@ from app.questions.search import normalise
 
 PER_PAGE = 20
 MAX_QUERY_CHARS = 100
-FACETS = ("topic", "seniority", "difficulty", "kind", "tag")
 
 
 @dataclass(frozen=True)
