@@ -69,20 +69,49 @@ def load(session: Session, slug: str) -> Question | None:
 
 
 def save(session: Session, row: Question | None, question: QuestionFile, status: str,
-         author: str, expected_version: int | None, note: str = "") -> Question:
+         author: str, expected_version: int | None, note: str = "",
+         confirm_translations: bool = False) -> Question:
     """Create or update, keeping a revision. A stale version is refused, never merged."""
+    stale: list[str] = []
     if row is not None:
         if expected_version != row.version_id:
             raise StaleEdit(row.version_id)
         if question.id != row.slug:
             raise ValueError("the id of a question cannot change")
+        stale = stale_after(question_from_row(row), question, list(row.stale_languages))
     else:
         row = Question(slug=question.id, translations=[], tags=[], evidence=[])
         session.add(row)
     fill_row(row, question, status)
+    row.stale_languages = [] if confirm_translations else stale
     session.flush()
     record_revision(session, row, author, note)
     return row
+
+
+SOURCE_LANGUAGE = "en"
+WATCHED = ("prompt", "explanation")
+
+
+def stale_after(before: QuestionFile, after: QuestionFile, stale: list[str]) -> list[str]:
+    """Languages to review after this edit.
+
+    Changing the English prompt or explanation makes every other language whose own
+    texts did not change in the same edit stale; updating a language's texts clears it.
+    """
+    def texts(question: QuestionFile, lang: str) -> tuple[str, ...]:
+        translation = question.translations.get(lang)
+        return tuple(getattr(translation, f) for f in WATCHED) if translation else ()
+
+    english_changed = texts(before, SOURCE_LANGUAGE) != texts(after, SOURCE_LANGUAGE)
+    result = []
+    for lang in after.translations:
+        if lang == SOURCE_LANGUAGE:
+            continue
+        updated = texts(before, lang) != texts(after, lang)
+        if (lang in stale or english_changed) and not updated:
+            result.append(lang)
+    return sorted(result)
 
 
 def archive(session: Session, row: Question, author: str, expected_version: int | None

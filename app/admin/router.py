@@ -37,12 +37,17 @@ def dashboard(request: Request, session: SessionDep, user: EditorUser) -> Respon
             select(Question.topic, Question.seniority, func.count()).where(live)
             .group_by(Question.topic, Question.seniority))}
     total = sum(grid.values())
+    # json_array_length exists with this name in SQLite and PostgreSQL alike.
+    stale = session.execute(select(Question.slug, Question.stale_languages).where(
+        live, func.json_array_length(Question.stale_languages) > 0)
+        .order_by(Question.slug)).all()
     per_language = dict(session.execute(
         select(QuestionTranslation.lang, func.count()).join(Question).where(live)
         .group_by(QuestionTranslation.lang)).all())
     return _private(render(request, "admin/dashboard.html", {
         "user": user, "grid": grid, "topics": TOPICS, "seniorities": SENIORITIES,
-        "languages": LANGUAGES, "per_language": per_language, "total": total}))
+        "languages": LANGUAGES, "per_language": per_language, "total": total,
+        "stale": [(slug, langs) for slug, langs in stale if langs]}))
 
 
 @router.get("/users", name="admin:users")
@@ -74,10 +79,11 @@ def question_list(request: Request, session: SessionDep, user: EditorUser) -> Re
 
 def _form(request: Request, user: User, *, text: str, slug: str | None, version: int | None,
           status: str | None = None, checked: authoring.Checked | None = None,
-          message: str | None = None, code: int = 200) -> Response:
+          message: str | None = None, code: int = 200, stale: list[str] | None = None
+          ) -> Response:
     return _private(render(request, "admin/question_form.html", {
         "user": user, "text": text, "slug": slug, "version": version, "status": status,
-        "checked": checked, "message": message}, status_code=code))
+        "checked": checked, "message": message, "stale": stale or []}, status_code=code))
 
 
 @router.get("/questions/new", name="admin:question_new")
@@ -104,7 +110,7 @@ async def _save(request: Request, session: SessionDep, user: User,
     version = int(version_text) if version_text.isdigit() else None
     slug = row.slug if row else None
     keep = {"text": text, "slug": slug, "version": version, "status": row.status if row
-            else None}
+            else None, "stale": list(row.stale_languages) if row else []}
     if row is not None and action == "archive":
         try:
             authoring.archive(session, row, user.email, version)
@@ -122,7 +128,8 @@ async def _save(request: Request, session: SessionDep, user: User,
     try:
         saved = authoring.save(session, row, checked.question,
                                "published" if action == "publish" else "draft", user.email,
-                               version, note=str(form.get("note", ""))[:200])
+                               version, note=str(form.get("note", ""))[:200],
+                               confirm_translations=form.get("confirm_translations") == "yes")
     except authoring.StaleEdit as exc:
         return _form(request, user, **keep, checked=checked, code=409, message=_stale(exc))
     except ValueError as exc:
@@ -156,7 +163,8 @@ def edit(request: Request, slug: str, session: SessionDep, user: EditorUser) -> 
     message = {"draft": _("Draft saved."), "published": _("Published."),
                "archived": _("Archived: candidates no longer see it.")}.get(done or "")
     return _form(request, user, text=authoring.current_text(row), slug=row.slug,
-                 version=row.version_id, status=row.status, message=message)
+                 version=row.version_id, status=row.status, message=message,
+                 stale=list(row.stale_languages))
 
 
 @router.post("/questions/{slug}", name="admin:question_save")

@@ -72,6 +72,7 @@ def load_bank(session: Session, files: list[BankFile],
         else:
             updated += 1
         fill_row(row, question, "published")
+        row.stale_languages = []  # the files are reviewed: what they say is current
         changed.append(row)
     session.flush()
     for row in changed:

@@ -29,6 +29,8 @@ class Question(Timestamped, Base):
                                         server_default="published", index=True)
     deleted_at: Mapped[datetime | None]
     version_id: Mapped[int] = mapped_column(default=1)
+    # Languages whose texts predate the last change of the English prompt or explanation.
+    stale_languages: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
 
     translations: Mapped[list[QuestionTranslation]] = relationship(
         back_populates="question", lazy="raise", cascade="all, delete-orphan",

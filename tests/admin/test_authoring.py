@@ -137,3 +137,26 @@ def test_hostile_text_is_inert_on_public_and_admin_pages(client, web_engine):
         assert '<a hx-get="/admin/users">' not in body
         assert "{{ 7*7 }}" in body or "{{ 7*7 }}" in body.replace("&#123;", "{")
         assert "49" not in body.split("7*7")[0][-5:]
+
+
+def test_changing_the_english_text_marks_the_other_languages_stale(client, web_engine):
+    admin = editor(web_engine)
+    slug = f"stale-{next(_ids)}"
+    post(admin, "/admin/questions", text=question_text(slug), action="publish")
+
+    def save(text: str, **extra: str):
+        version = version_on(admin.get(f"/admin/questions/{slug}").text)
+        return post(admin, f"/admin/questions/{slug}", version=version, action="publish",
+                    text=text, **extra)
+
+    data = yaml.safe_load(question_text(slug))
+    data["translations"]["en"]["explanation"] += "\nA new English paragraph."
+    save(yaml.safe_dump(data, allow_unicode=True))
+    page = admin.get(f"/admin/questions/{slug}").text
+    assert "The English text changed after these translations: fr, tr, zh" in page
+    assert f"/admin/questions/{slug}" in admin.get("/admin").text  # listed to review
+    data["translations"]["fr"]["explanation"] += "\nUn nouveau paragraphe."
+    save(yaml.safe_dump(data, allow_unicode=True))
+    assert "these translations: tr, zh" in admin.get(f"/admin/questions/{slug}").text
+    save(yaml.safe_dump(data, allow_unicode=True), confirm_translations="yes")
+    assert "these translations" not in admin.get(f"/admin/questions/{slug}").text
