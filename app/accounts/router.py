@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import service
-from app.deps import SessionDep, current_user, session_cookie_name
+from app.deps import EditorUser, SessionDep, current_user, session_cookie_name
 from app.i18n import _
 from app.i18n.router import safe_next
 from app.web.templating import render
@@ -64,3 +64,33 @@ def logout(request: Request, session: SessionDep) -> Response:
 
 
 __all__ = ["current_user", "router"]
+
+
+@router.get("/account/password", name="account:password")
+def password_page(request: Request, user: EditorUser) -> Response:
+    response = render(request, "accounts/password.html", {"user": user, "error": None,
+                                                          "done": False})
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.post("/account/password", name="account:password_submit")
+async def change_password(request: Request, session: SessionDep, user: EditorUser
+                          ) -> Response:
+    form = await request.form()
+    new = str(form.get("new_password", ""))
+    error = None
+    if new != str(form.get("new_password_again", "")):
+        error = _("The two new passwords differ.")
+    else:
+        try:
+            service.change_password(session, user, str(form.get("current_password", "")), new,
+                                    request.cookies.get(session_cookie_name(request)),
+                                    form.get("sign_out_others") == "yes")
+        except service.AccountError as exc:
+            error = _("The current password is wrong.") if exc.code == "current" else str(exc)
+    response = render(request, "accounts/password.html", {
+        "user": user, "error": error, "done": error is None},
+        status_code=422 if error else 200)
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -186,3 +186,18 @@ def end_session(session: Session, token: str | None) -> None:
 
 def end_all_sessions(session: Session, user: User) -> None:
     session.execute(delete(UserSession).where(UserSession.user_id == user.id))
+
+
+def change_password(session: Session, user: User, current: str, new: str,
+                    keep_token: str | None, sign_out_others: bool) -> None:
+    """ASVS 6.2.3 and 7.4.3: the current password first; optionally end other sessions."""
+    if not hasher.verify(current[:MAX_PASSWORD * 4], user.password_hash):
+        raise AccountError("The current password is wrong.", "current")
+    problem = password_problem(new, user.email)
+    if problem:
+        raise AccountError(problem, "weak")
+    user.password_hash = hasher.hash(new)
+    if sign_out_others:
+        keep = _hmac(keep_token) if keep_token else ""
+        session.execute(delete(UserSession).where(UserSession.user_id == user.id,
+                                                  UserSession.token_hash != keep))

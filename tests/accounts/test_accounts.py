@@ -243,3 +243,39 @@ class TestUserManagement:
         sign_in(editor, make_user(web_engine, role="editor"))
         assert editor.post(f"/admin/users/{own}", data={
             "csrf_token": editor.cookies.get("csrftoken"), "action": "disable"}).status_code == 403
+
+
+class TestPasswordChange:
+    def change(self, client: TestClient, **fields: str):
+        return client.post("/account/password", data={
+            "csrf_token": client.cookies.get("csrftoken"), **fields})
+
+    def test_needs_the_current_password_and_a_good_new_one(self, client, web_engine):
+        user = browser()
+        sign_in(user, make_user(web_engine))
+        wrong = self.change(user, current_password="nope", new_password="another fine one",
+                            new_password_again="another fine one")
+        assert wrong.status_code == 422 and "current password is wrong" in wrong.text
+        weak = self.change(user, current_password=PASSWORD, new_password="password1",
+                           new_password_again="password1")
+        assert weak.status_code == 422 and "common" in weak.text
+        typo = self.change(user, current_password=PASSWORD, new_password="another fine one",
+                           new_password_again="another fine 0ne")
+        assert typo.status_code == 422
+
+    def test_signs_out_the_other_sessions_and_keeps_this_one(self, client, web_engine):
+        email = make_user(web_engine)
+        here, elsewhere = browser(), browser()
+        sign_in(here, email)
+        sign_in(elsewhere, email)
+        done = self.change(here, current_password=PASSWORD, new_password="another fine one",
+                           new_password_again="another fine one", sign_out_others="yes")
+        assert done.status_code == 200
+        assert here.get("/admin").status_code == 200
+        assert elsewhere.get("/admin", follow_redirects=False).status_code == 303
+        assert sign_in(browser(), email, "another fine one").status_code == 303
+        assert sign_in(browser(), email).status_code == 401
+
+    def test_anonymous_users_are_sent_to_sign_in(self, client):
+        response = browser().get("/account/password", follow_redirects=False)
+        assert response.headers["location"] == "/login?next=/account/password"
