@@ -41,13 +41,18 @@ def dashboard(request: Request, session: SessionDep, user: EditorUser) -> Respon
     stale = session.execute(select(Question.slug, Question.stale_languages).where(
         live, func.json_array_length(Question.stale_languages) > 0)
         .order_by(Question.slug)).all()
+    drafts = [(row.slug, authoring.check_text(session, authoring.current_text(row)))
+              for row in session.scalars(select(Question).where(Question.status == "draft")
+                                         .order_by(Question.slug).limit(50).options(
+                  selectinload(Question.translations), selectinload(Question.tags)))]
     per_language = dict(session.execute(
         select(QuestionTranslation.lang, func.count()).join(Question).where(live)
         .group_by(QuestionTranslation.lang)).all())
     return _private(render(request, "admin/dashboard.html", {
         "user": user, "grid": grid, "topics": TOPICS, "seniorities": SENIORITIES,
         "languages": LANGUAGES, "per_language": per_language, "total": total,
-        "stale": [(slug, langs) for slug, langs in stale if langs]}))
+        "stale": [(slug, langs) for slug, langs in stale if langs],
+        "failing": [(slug, len(c.problems)) for slug, c in drafts if c.problems]}))
 
 
 @router.get("/users", name="admin:users")

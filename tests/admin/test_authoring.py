@@ -51,6 +51,8 @@ def test_the_calculator_guards_publishing(client, web_engine):
                  action="draft")
     assert draft.status_code == 303
     assert client.get(f"/questions/{slug}").status_code == 404  # drafts are not public
+    dashboard = admin.get("/admin").text
+    assert "Drafts failing checks" in dashboard and f"/admin/questions/{slug}" in dashboard
     page = admin.get(f"/admin/questions/{slug}").text
     fixed = post(admin, f"/admin/questions/{slug}", text=question_text(slug, "1400 MB"),
                  version=version_on(page), action="publish")
