@@ -7,12 +7,10 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from app.bank.checks import Finding, check_question, field_path
+from app.bank.checks import Finding, check_question, parse_question
 from app.bank.loader import fill_row, question_from_row, record_revision, to_yaml
 from app.bank.schema import QuestionFile
 from app.config import get_settings
@@ -37,29 +35,20 @@ class Checked:
     problems: list[Finding] = field(default_factory=list)
 
 
-def check_text(session: Session, text: str) -> Checked:
+def known_ids(session: Session) -> set[str]:
+    """Ids a follow-up may point to: every question not archived."""
+    return set(session.scalars(select(Question.slug).where(Question.status != "archived")))
+
+
+def check_text(session: Session, text: str, ids: set[str] | None = None) -> Checked:
     """Run the schema and every `bank check` rule on the form's YAML."""
     if len(text) > MAX_TEXT:
         return Checked(None, [Finding("(form)", "-", "(text)", "is too long")])
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return Checked(None, [Finding("(form)", "-", "(yaml)", f"{where}{problem}")])
-    if not isinstance(data, dict):
-        return Checked(None, [Finding("(form)", "-", "(text)", "must be a question mapping")])
-    try:
-        question = QuestionFile.model_validate(data)
-    except ValidationError as exc:
-        return Checked(None, [Finding("(form)", str(data.get("id", "-"))[:80],
-                                      field_path(e["loc"]), e["msg"].removeprefix("Value error, "))
-                              for e in exc.errors()])
-    ids = set(session.scalars(select(Question.slug).where(Question.status != "archived")))
-    ids.add(question.id)
-    problems = check_question(question, "(form)", ids, get_settings().bank_dir)
-    return Checked(question, problems)
+    question, problems = parse_question(text, "(form)")
+    if question is None:
+        return Checked(None, problems)
+    ids = (known_ids(session) if ids is None else ids) | {question.id}
+    return Checked(question, check_question(question, "(form)", ids, get_settings().bank_dir))
 
 
 def load(session: Session, slug: str) -> Question | None:

@@ -41,7 +41,8 @@ def dashboard(request: Request, session: SessionDep, user: EditorUser) -> Respon
     stale = session.execute(select(Question.slug, Question.stale_languages).where(
         live, func.json_array_length(Question.stale_languages) > 0)
         .order_by(Question.slug)).all()
-    drafts = [(row.slug, authoring.check_text(session, authoring.current_text(row)))
+    ids = authoring.known_ids(session)
+    drafts = [(row.slug, authoring.check_text(session, authoring.current_text(row), ids))
               for row in session.scalars(select(Question).where(Question.status == "draft")
                                          .order_by(Question.slug).limit(50).options(
                   selectinload(Question.translations), selectinload(Question.tags)))]

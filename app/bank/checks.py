@@ -84,12 +84,29 @@ def read_question(path: Path, root: Path) -> tuple[QuestionFile | None, list[Fin
 
 def read_question_text(raw: bytes, path: Path | PurePosixPath, name: str
                        ) -> tuple[QuestionFile | None, list[Finding]]:
-    """Parse the bytes of a question file named ``name`` (from disk or an archive)."""
-    guess = path.stem
+    """Parse the bytes of a question file named ``name`` (from disk or an archive); its
+    id and folder must match the file name and topic."""
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None, [Finding(name, guess, "(file)", "is not UTF-8 text")]
+        return None, [Finding(name, path.stem, "(file)", "is not UTF-8 text")]
+    question, findings = parse_question(text, name, path.stem)
+    if question is None:
+        return None, findings
+    qid = question.id
+    if path.stem != question.id:
+        findings.append(Finding(name, qid, "id", f"does not match the file name '{path.stem}'"))
+    if path.parent.name != question.topic:
+        findings.append(Finding(name, qid, "topic", f"is '{question.topic}' but the file is in "
+                                f"'{path.parent.name}/'"))
+    return question, findings
+
+
+def parse_question(text: str, name: str, guess: str = "-"
+                   ) -> tuple[QuestionFile | None, list[Finding]]:
+    """YAML text to a question model; syntax and schema problems become findings."""
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""
@@ -103,13 +120,7 @@ def read_question_text(raw: bytes, path: Path | PurePosixPath, name: str
     except ValidationError as exc:
         return None, [Finding(name, qid, field_path(error["loc"]), error["msg"].removeprefix(
             "Value error, ")) for error in exc.errors()]
-    findings = []
-    if path.stem != question.id:
-        findings.append(Finding(name, qid, "id", f"does not match the file name '{path.stem}'"))
-    if path.parent.name != question.topic:
-        findings.append(Finding(name, qid, "topic", f"is '{question.topic}' but the file is in "
-                                f"'{path.parent.name}/'"))
-    return question, findings
+    return question, []
 
 
 def check_bank(root: Path) -> CheckResult:

@@ -43,10 +43,6 @@ class Experiment:
         return list(self.record.get("runs", []))
 
 
-def directory(bank_dir: Path) -> Path:
-    return bank_dir / "experiments"
-
-
 @lru_cache(maxsize=8)
 def _load(path: Path, stamp: tuple[float, ...]) -> dict[str, Experiment]:
     catalog_path = path / "experiments.yaml"
@@ -67,7 +63,7 @@ def _load(path: Path, stamp: tuple[float, ...]) -> dict[str, Experiment]:
 
 def experiments(bank_dir: Path) -> dict[str, Experiment]:
     """Every recorded experiment, reloaded when a file changes."""
-    path = directory(bank_dir)
+    path = bank_dir / "experiments"
     if not path.is_dir():
         return {}
     stamp = tuple(p.stat().st_mtime for p in sorted(path.glob("*.*")))

@@ -16,32 +16,14 @@ from app.deps import LangDep, SessionDep
 from app.i18n import LANGUAGES, _, current_language
 from app.practice import service
 from app.practice.grading import grade, grade_open
-from app.practice.models import MockInterview, Profile
+from app.practice.models import MockInterview
+from app.practice.profile import ensure_profile, profile_of, set_profile_cookie
 from app.questions import repository
 from app.questions.models import Question
 from app.questions.service import QuestionView, find
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
-ONE_YEAR = 365 * 24 * 3600
-
-
-def profile_of(request: Request, session: SessionDep) -> Profile | None:
-    return service.find_profile(session, request.cookies.get(service.PROFILE_COOKIE))
-
-
-def ensure_profile(request: Request, session: SessionDep) -> tuple[Profile, str | None]:
-    """The request's profile, or a new one with the token its cookie must carry."""
-    profile = profile_of(request, session)
-    if profile is not None:
-        return profile, None
-    return service.new_profile(session)
-
-
-def set_profile_cookie(request: Request, response: Response, token: str | None) -> None:
-    if token:
-        response.set_cookie(service.PROFILE_COOKIE, token, max_age=ONE_YEAR, httponly=True,
-                            samesite="lax", secure=request.url.scheme == "https")
 
 
 # ----------------------------------------------------------------------------- set-up

@@ -14,7 +14,7 @@ from app.deps import LangDep, SessionDep
 from app.i18n import _
 from app.practice.feedback import messages
 from app.practice.grading import Grade, grade
-from app.practice.router import ensure_profile, set_profile_cookie
+from app.practice.profile import ensure_profile, set_profile_cookie
 from app.practice.service import save_attempt
 from app.questions import repository
 from app.questions.models import Question
