@@ -151,6 +151,18 @@ def cmd_bank_fmt(args: argparse.Namespace) -> int:
 
 
 def cmd_db(args: argparse.Namespace) -> int:
+    if args.db_command == "wait":
+        return _wait_for_database(args.timeout)
+    if args.db_command in ("backup", "restore"):
+        from app.backup import BackupError, backup, restore
+
+        try:
+            message = (backup if args.db_command == "backup" else restore)(
+                get_settings().database_url, Path(args.file))
+        except BackupError as exc:
+            raise CliError(str(exc)) from None
+        print(message)
+        return 0
     from alembic import command
     from alembic.config import Config
     from alembic.util.exc import CommandError
@@ -167,6 +179,29 @@ def cmd_db(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     print(f"database {args.db_command}d to {args.revision}")
     return 0
+
+
+def _wait_for_database(timeout: float) -> int:
+    """Until the database accepts connections (containers start in any order)."""
+    import time
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from app.db import engine
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with engine().connect() as connection:
+                connection.execute(text("SELECT 1"))
+            print("database is up")
+            return 0
+        except OperationalError as exc:
+            if time.monotonic() >= deadline:
+                raise CliError(f"database unreachable after {timeout:g} s: "
+                               f"{str(exc.orig).strip().splitlines()[0]}") from None
+            time.sleep(1)
 
 
 def cmd_admin_create(args: argparse.Namespace) -> int:
@@ -201,8 +236,13 @@ def cmd_bank_schema(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    # Logging is configured by the app itself (JSON lines with a request id, app/logs.py);
+    # proxy headers are trusted only from --forwarded-allow-ips (default: loopback).
     uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers,
-                proxy_headers=True)
+                proxy_headers=True, forwarded_allow_ips=args.forwarded_allow_ips,
+                log_config=None, access_log=False)
     return 0
 
 
@@ -257,12 +297,24 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade.set_defaults(handler=cmd_db)
     downgrade = db_sub.add_parser("downgrade", help="migrate down to REVISION ('base': empty)")
     downgrade.add_argument("revision")
+    wait = db_sub.add_parser("wait", help="wait until the database accepts connections")
+    wait.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    backup = db_sub.add_parser("backup", help="copy the whole database to FILE "
+                               "(SQLite online backup, or pg_dump custom format)")
+    backup.add_argument("file")
+    restore = db_sub.add_parser("restore", help="restore FILE into the configured database, "
+                                "which must be empty")
+    restore.add_argument("file")
+    for command in (wait, backup, restore):
+        command.set_defaults(handler=cmd_db)
     downgrade.set_defaults(handler=cmd_db)
 
     serve = sub.add_parser("serve", help="serve the web app with uvicorn")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--forwarded-allow-ips", default="127.0.0.1",
+                       help="proxies whose X-Forwarded-For/Proto are trusted")
     serve.set_defaults(handler=cmd_serve)
     return parser
 

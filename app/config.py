@@ -30,7 +30,12 @@ class Settings(BaseSettings):
         description="Signs tokens; required in production, random per process in development",
     )
     bank_dir: Path = ROOT / "question_bank"
-    allowed_hosts: list[str] = ["*"]
+    allowed_hosts: list[str] = Field(
+        default=["*"],
+        description='Host names served (JSON list); required in production',
+    )
+    log_format: Literal["json", "console"] = "json"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     @model_validator(mode="after")
     def _refuse_weak_secret_in_production(self) -> Settings:
@@ -43,6 +48,10 @@ class Settings(BaseSettings):
                     f"{MIN_SECRET_CHARS} characters when RINGSIDE_ENV=production "
                     "(python -c 'import secrets; print(secrets.token_urlsafe(48))')"
                 )
+            if "*" in self.allowed_hosts:
+                raise ValueError(
+                    "RINGSIDE_ALLOWED_HOSTS must list the host names Ringside is served under "
+                    "when RINGSIDE_ENV=production, e.g. '[\"ringside.example.org\"]'")
         return self
 
 

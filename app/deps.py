@@ -46,6 +46,7 @@ def _require(role: str | None) -> Any:
             if request.method == "GET":
                 raise SignInRequired(request.url.path)
             raise HTTPException(401, "Sign in first.")
+        request.state.user_id = user.id  # for the request's log line
         if role is not None and user.role != role:
             raise HTTPException(403, "Your account cannot do this.")
         return user

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import structlog
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
@@ -12,6 +13,7 @@ from app.i18n.router import safe_next
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
+log = structlog.get_logger("ringside")
 
 
 def _login_page(request: Request, error: str | None = None, email: str = "",
@@ -38,6 +40,8 @@ async def login(request: Request, session: SessionDep) -> Response:
         user = service.authenticate(session, email, password, ip)
     except service.AccountError as exc:
         session.commit()  # the failed attempt must be recorded for throttling
+        log.warning("sign_in_throttled" if exc.code == "throttled" else "sign_in_failed",
+                    email=email.strip().lower())
         if exc.code == "throttled":
             message = _("Too many failed sign-ins. Try again in %(minutes)s min.",
                         minutes=exc.params["minutes"])
@@ -46,6 +50,8 @@ async def login(request: Request, session: SessionDep) -> Response:
     # A new token at every sign-in; whatever session cookie the browser had is ended.
     service.end_session(session, request.cookies.get(session_cookie_name(request)))
     token = service.start_session(session, user, request.headers.get("user-agent", ""))
+    request.state.user_id = user.id
+    log.info("sign_in", user_id=user.id, role=user.role)
     target = safe_next(str(form.get("next", "/admin")) or "/admin")
     response = RedirectResponse(target if target != "/" else "/admin", status_code=303)
     response.set_cookie(session_cookie_name(request), token, httponly=True, samesite="lax",
@@ -56,6 +62,7 @@ async def login(request: Request, session: SessionDep) -> Response:
 
 @router.post("/logout", name="logout")
 def logout(request: Request, session: SessionDep) -> Response:
+    log.info("sign_out")
     service.end_session(session, request.cookies.get(session_cookie_name(request)))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(session_cookie_name(request), path="/")
@@ -89,6 +96,7 @@ async def change_password(request: Request, session: SessionDep, user: EditorUse
                                     form.get("sign_out_others") == "yes")
         except service.AccountError as exc:
             error = _("The current password is wrong.") if exc.code == "current" else str(exc)
+    log.info("password_change", user_id=user.id, done=error is None)
     response = render(request, "accounts/password.html", {
         "user": user, "error": error, "done": error is None},
         status_code=422 if error else 200)

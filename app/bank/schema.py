@@ -9,6 +9,7 @@ under ``translations.<lang>``.
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -100,6 +101,17 @@ class Evidence(Strict):
     value: Any
 
 
+REVIEW_SCOPES = ("technical", *LANGUAGES)
+
+
+class Review(Strict):
+    """A reading whose only job was to find errors: the facts (``technical``) or one language."""
+
+    by: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    at: date
+    scope: Literal[REVIEW_SCOPES] = "technical"  # type: ignore[valid-type]
+
+
 class Guidance(Strict):
     why_asked: Text
     structure: list[Text] = Field(min_length=2)
@@ -146,19 +158,21 @@ class QuestionFile(Strict):
     follow_ups: list[Slug] = Field(default_factory=list)
     sources: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
         min_length=1)
+    reviewed: list[Review] = Field(default_factory=list)
     translations: dict[str, Translation]
 
     @model_validator(mode="before")
     @classmethod
     def _normalise(cls, data: Any) -> Any:
-        """Accept a single evidence object as well as a list."""
+        """Accept a single evidence or review object as well as a list."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        if isinstance(data.get("evidence"), dict):
-            data["evidence"] = [data["evidence"]]
-        if data.get("evidence") is None:
-            data.pop("evidence", None)
+        for field in ("evidence", "reviewed"):
+            if isinstance(data.get(field), dict):
+                data[field] = [data[field]]
+            if field in data and data[field] is None:
+                data.pop(field)
         return data
 
     @model_validator(mode="after")

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from app.bank.checks import CheckResult
-from app.bank.schema import KINDS, LANGUAGES, SENIORITIES, TOPICS
+from app.bank.schema import KINDS, LANGUAGES, REVIEW_SCOPES, SENIORITIES, TOPICS
 
 
 def bank_stats(result: CheckResult) -> dict[str, Any]:
@@ -33,5 +33,10 @@ def bank_stats(result: CheckResult) -> dict[str, Any]:
         "min_follow_ups": min((min(len(t.follow_ups) for t in q.translations.values())
                                for q in questions if q.translations), default=0),
         "min_linked_follow_ups": min((len(q.follow_ups) for q in questions), default=0),
+        "difficulty_by_seniority": {
+            s: count([q.difficulty for q in questions if q.seniority == s], (1, 2, 3))
+            for s in SENIORITIES},
+        "reviewed": {scope: sum(1 for q in questions if any(r.scope == scope for r in q.reviewed))
+                     for scope in REVIEW_SCOPES},
         "problems": len(result.findings),
     }

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import logging
 from urllib.parse import quote
 
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.deps import SignInRequired
 from app.i18n import _
 from app.web.templating import render
 
-log = logging.getLogger("ringside")
+log = structlog.get_logger("ringside")
 
 
 def _wants_json(request: Request) -> bool:
@@ -46,11 +47,39 @@ def install(app: FastAPI) -> None:
         return render(request, "errors/error.html", {"status": 422, "message": message},
                       block="content", status_code=422)
 
-    @app.exception_handler(Exception)
-    async def unexpected_error(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        message = _("Something went wrong on our side. The error has been logged.")
-        if _wants_json(request):
-            return JSONResponse({"detail": message}, status_code=500)
-        return render(request, "errors/error.html", {"status": 500, "message": message},
-                      block="content", status_code=500)
+
+def unexpected_error_response(request: Request) -> Response:
+    message = _("Something went wrong on our side. The error has been logged.")
+    if _wants_json(request):
+        return JSONResponse({"detail": message}, status_code=500)
+    return render(request, "errors/error.html", {"status": 500, "message": message},
+                  block="content", status_code=500)
+
+
+class UnexpectedErrorMiddleware:
+    """The generic error page for an unhandled exception, answered from inside the other
+    middleware so it still carries the security headers and the request id, and logged
+    with that request id. (An ``Exception`` handler would run in Starlette's outermost
+    ServerErrorMiddleware, after those had gone.)"""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracking)
+        except Exception:
+            log.exception("unhandled_error", method=scope["method"], path=scope["path"])
+            if started:
+                raise
+            await unexpected_error_response(Request(scope))(scope, receive, send)
