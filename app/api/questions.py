@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from app.bank.calls import fill_placeholders
 from app.deps import SessionDep
-from app.i18n import LANGUAGES, current_language
+from app.i18n import current_language
 from app.practice.feedback import messages
 from app.practice.grading import grade
 from app.questions import repository
@@ -73,10 +73,12 @@ class AnswerOut(BaseModel):
     explanation: str
 
 
-def _lang(lang: str | None) -> str:
+Lang = Literal["en", "fr", "tr", "zh"]
+LANG_QUERY = Query(None, description="en, fr, tr or zh (default: the Accept-Language header)")
+
+
+def _lang(lang: Lang | None) -> str:
     if lang is not None:
-        if lang not in LANGUAGES:
-            raise HTTPException(422, f"lang must be one of {', '.join(LANGUAGES)}")
         current_language.set(lang)
         return lang
     return current_language.get()
@@ -85,11 +87,12 @@ def _lang(lang: str | None) -> str:
 @router.get("", summary="List questions (same filters as the browse page)",
             response_model=QuestionPage)
 def list_questions(request: Request, session: SessionDep,
-                   lang: str | None = Query(None, description="en, fr, tr or zh")) -> QuestionPage:
+                   lang: Lang | None = LANG_QUERY) -> QuestionPage:
     language = _lang(lang)
     filters, ignored = repository.Filters.parse(dict(request.query_params))
     if ignored:
-        raise HTTPException(422, f"invalid filter value(s): {', '.join(ignored)}")
+        raise HTTPException(422, [{"loc": ["query", name], "msg": "is not a valid filter value",
+                                   "type": "value_error"} for name in ignored])
     result = repository.browse(session, filters, language)
     return QuestionPage(total=result.total, page=min(filters.page, result.pages),
                         pages=result.pages, items=[QuestionSummary(
@@ -107,7 +110,7 @@ def _load(session: SessionDep, slug: str, lang: str, seed: int | None) -> Questi
 
 @router.get("/{slug}", summary="One question, without its answer", response_model=QuestionOut,
             responses={404: {"description": "Unknown question"}})
-def get_question(slug: str, session: SessionDep, lang: str | None = None,
+def get_question(slug: str, session: SessionDep, lang: Lang | None = LANG_QUERY,
                  seed: int | None = Query(None, ge=1, lt=2**31)) -> QuestionOut:
     q = _load(session, slug, _lang(lang), seed)
     return QuestionOut(
@@ -120,9 +123,10 @@ def get_question(slug: str, session: SessionDep, lang: str | None = None,
 
 
 @router.post("/{slug}/answer", summary="Grade an answer", response_model=AnswerOut,
-             responses={404: {"description": "Unknown question"}})
+             responses={404: {"description": "Unknown question"},
+                        400: {"description": "The body could not be read as JSON"}})
 def answer_question(slug: str, body: AnswerIn, session: SessionDep,
-                    lang: str | None = None) -> JSONResponse:
+                    lang: Lang | None = LANG_QUERY) -> JSONResponse:
     q = _load(session, slug, _lang(lang), body.seed)
     answers = body.answer if isinstance(body.answer, list) else [body.answer]
     result = grade(q.spec, [str(a)[:2000] for a in answers[:20]], q.seed)

@@ -172,6 +172,8 @@ class Param:
             schema = {"type": "array", "items": vector, "minItems": 1}
         else:
             schema = {"anyOf": [number, text]}
+        if not self.required:  # null, like leaving the parameter out, means the default
+            schema = {"anyOf": [*schema.pop("anyOf", [schema]), {"type": "null"}]}
         schema["description"] = self.description + (
             f" Unit: {self.unit.base_unit}." if self.unit else "")
         if not self.required and self.default is not None:
