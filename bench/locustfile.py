@@ -1,0 +1,90 @@
+"""Candidates using Ringside: browsing, answering questions, running mock interviews.
+
+Run through bench/bench_load.py (which starts the server and reports the figures), or
+by hand against a running server on loopback:
+
+    locust -f bench/locustfile.py --headless -u 50 -r 25 -t 30s --host http://127.0.0.1:8000
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from locust import HttpUser, between, events, task
+
+SLUGS: list[dict] = []
+TOPICS = ["collectives", "data-parallel", "bucketing", "memory", "zero-fsdp",
+          "tensor-parallel", "pipeline-parallel", "parallelism-strategy", "efficiency"]
+STEP_FORM = re.compile(r'name="slug" value="([^"]+)".*?name="number" value="(\d+)"', re.S)
+
+
+@events.test_start.add_listener
+def load_question_list(environment, **_kwargs) -> None:
+    """The question ids, once, from the JSON API (every page of it)."""
+    import json
+    import urllib.request
+
+    page, pages = 1, 1
+    while page <= pages:
+        with urllib.request.urlopen(f"{environment.host}/api/v1/questions?page={page}") as r:
+            body = json.load(r)
+        SLUGS.extend({"id": q["id"], "kind": q["kind"]} for q in body["items"])
+        pages, page = body["pages"], page + 1
+
+
+class Candidate(HttpUser):
+    wait_time = between(0.5, 2)
+
+    def on_start(self) -> None:
+        self.client.get("/", name="/")
+        self.token = self.client.cookies.get("csrftoken", "")
+
+    def _answer_for(self, kind: str) -> dict:
+        if kind == "numeric":
+            return {"answer": f"{random.randint(1, 2000)} MB"}
+        if kind == "open":
+            return {"answer": "All-reduce of the gradients, overlapped with backward.",
+                    "step": "assess", "rubric": []}
+        return {"answer": random.choice("abcd")}
+
+    @task(4)
+    def browse(self) -> None:
+        params = {"topic": random.choice(TOPICS)} if random.random() < 0.6 else {}
+        self.client.get("/questions", params=params, name="/questions")
+
+    @task(4)
+    def read_question(self) -> None:
+        question = random.choice(SLUGS)
+        self.client.get(f"/questions/{question['id']}", name="/questions/[id]")
+
+    @task(3)
+    def answer_question(self) -> None:
+        question = random.choice(SLUGS)
+        self.client.post(f"/questions/{question['id']}/answer",
+                         data={"csrf_token": self.token, **self._answer_for(question["kind"])},
+                         headers={"HX-Request": "true"}, name="/questions/[id]/answer")
+
+    @task(1)
+    def calculator(self) -> None:
+        world = random.choice([2, 4, 8, 16, 64])
+        self.client.get(f"/calculators/collective?op=all-reduce&world_size={world}"
+                        "&message_bytes=800MB", name="/calculators/collective?...")
+
+    @task(1)
+    def mock_interview(self) -> None:
+        started = self.client.post("/mock", data={
+            "csrf_token": self.token, "seniority": random.choice(["junior", "mid", "senior"]),
+            "lang": random.choice(["en", "fr", "tr", "zh"]), "length": "3", "seconds": "0"},
+            name="/mock (start)")
+        url = started.url.split("?")[0]
+        for _ in range(2):
+            page = self.client.get(url, name="/mock/[id]")
+            found = STEP_FORM.search(page.text)
+            if not found:
+                return
+            slug, number = found.groups()
+            self.client.post(f"{url}/answer", data={
+                "csrf_token": self.token, "slug": slug, "number": number,
+                "answer": "3", "step": "assess", "paused_ms": "0"},
+                name="/mock/[id]/answer")
