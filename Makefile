@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test lint fmt assets install bank-check db i18n-extract bench experiments experiments-check clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract bench bench-load bench-weight experiments experiments-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,15 @@ experiments-check: $(EXP)/.installed
 # On demand: figures, not pass/fail (needs wrk: apt-get install wrk).
 bench: install assets
 	$(BIN)/python bench/bench_pages.py
+
+# Locust at 50 and 200 users: SQLite/1 worker, then PostgreSQL/4 workers (local server).
+bench-load: install assets
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python bench/bench_load.py
+
+# Bytes on the wire for a question page and everything it loads.
+bench-weight: install assets
+	$(BIN)/python bench/page_weight.py
 
 clean:
 	rm -rf $(VENV) $(EXP) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis

@@ -79,7 +79,8 @@ def locust(url: str, users: int, duration: int, workdir: Path) -> dict[str, floa
     subprocess.run([BIN / "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
                     "-u", str(users), "-r", str(max(10, users // 4)), "-t", f"{duration}s",
                     "--host", url, "--csv", str(prefix), "--only-summary",
-                    "--stop-timeout", "5"], cwd=ROOT, check=False, capture_output=True)
+                    "--stop-timeout", "5"], cwd=ROOT, check=False,
+                   stdout=subprocess.DEVNULL, stderr=(workdir / f"u{users}.log").open("w"))
     with open(f"{prefix}_stats.csv", newline="") as handle:
         (total,) = [row for row in csv.DictReader(handle) if row["Name"] == "Aggregated"]
     return {"requests": int(total["Request Count"]), "errors": int(total["Failure Count"]),
@@ -106,7 +107,10 @@ def main() -> int:
                     rows.append((label, users, locust(base, users, args.duration, Path(tmp))))
             finally:
                 server.terminate()
-                server.wait(timeout=30)
+                try:
+                    server.wait(timeout=15)
+                except subprocess.TimeoutExpired:  # keep-alive connections left by locust
+                    server.kill()
         postgres_database(args.postgres, "ringside_bench", drop_only=True)
     print(f"\n{args.duration} s per run, loopback, {os.cpu_count()} cores shared with locust\n")
     print("| configuration | users | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
