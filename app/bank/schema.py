@@ -101,7 +101,8 @@ class Evidence(Strict):
     value: Any
 
 
-REVIEW_SCOPES = ("technical", *LANGUAGES)
+# English is the text the technical review reads; the other languages get their own.
+REVIEW_SCOPES = ("technical", *LANGUAGES[1:])
 
 
 class Review(Strict):

@@ -38,3 +38,34 @@ def test_stats_json(capsys, result):
     assert stats["languages"] == {lang: stats["total"] for lang in LANGUAGES}
     assert sum(stats["by_topic"].values()) == stats["total"]
     assert stats["min_follow_ups"] >= 2
+
+
+def test_coverage_of_the_full_bank(capsys):
+    """Issue #8's coverage, read from `ringside bank stats --json` as a newcomer would."""
+    assert cli_main(["bank", "stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["total"] >= 150 and stats["problems"] == 0
+    assert len(stats["by_topic"]) == 12 and min(stats["by_topic"].values()) >= 8
+    assert min(stats["by_seniority"].values()) >= 40
+    for level, difficulties in stats["difficulty_by_seniority"].items():
+        assert min(difficulties.values()) >= 3, level  # difficulty 1-3 spread in each level
+    kinds = stats["by_kind"]
+    assert kinds["numeric"] >= 45 and kinds["open"] >= 35
+    assert kinds["single_choice"] + kinds["multi_choice"] >= 50
+    assert stats["with_variants"] > kinds["numeric"] / 2  # most numeric ones redraw numbers
+    assert stats["min_follow_ups"] >= 2 and stats["min_linked_follow_ups"] >= 1
+
+
+def test_every_question_was_reviewed_for_facts_and_each_translation(result):
+    for bank_file in result.files:
+        scopes = {review.scope for review in bank_file.question.reviewed}
+        assert scopes == {"technical", "fr", "tr", "zh"}, bank_file.path
+
+
+def test_numeric_answers_and_numeric_choices_come_from_the_calculator(result):
+    for bank_file in result.files:
+        question = bank_file.question
+        if question.kind == "numeric":
+            assert question.answer.calculator and question.answer.mistakes, question.id
+        if any(choice.value is not None for choice in question.choices):
+            assert question.answer is not None, question.id  # the correct value is computed
