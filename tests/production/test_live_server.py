@@ -129,7 +129,7 @@ def test_sign_in_throttling_holds_across_workers(live):
     assert statuses[:5] == [401] * 5 and statuses[5:] == [429, 429]
 
 
-def test_schemathesis_finds_no_server_error_and_no_schema_violation(live):
+def test_schemathesis_finds_no_server_error_and_no_schema_violation(live, tmp_path):
     """Bounded fuzzing of /api/v1. Two checks are left out on purpose: positive data
     acceptance (the calculators refuse schema-valid values that make no physical sense,
     such as world_size=1 for a ring, with a 422 naming the parameter) and the Allow header
@@ -138,6 +138,6 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(live):
         [str(Path(sys.executable).with_name("st")), "run", f"{live.url}/api/v1/openapi.json",
          "--max-examples", "12", "--seed", "20261129", "--no-color",
          "--exclude-checks", "positive_data_acceptance,allow_header_conformance"],
-        capture_output=True, text=True, timeout=600, check=False)
+        capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)  # its cache
     assert result.returncode == 0, result.stdout[-6000:]
     assert " passed" in result.stdout
