@@ -2,7 +2,8 @@
 
 Parameters travel in the query string, so a result is a link: questions link to
 ``/calculators/collective?op=all-reduce&world_size=8&message_bytes=800MB`` and the
-page opens with that case computed. htmx swaps only the result block.
+page opens with that case computed and drawn (app/pictures). htmx swaps only the result
+block, pictures included, as the parameters change.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from itertools import groupby
 from fastapi import APIRouter, HTTPException, Request
 from starlette.responses import Response
 
+from app import pictures
 from app.calculator import InputError, calculators, get
-from app.calculator.registry import UnknownCalculator, value_from_text
+from app.calculator.registry import BadValue, UnknownCalculator, value_from_text
 from app.web.templating import render
 
 router = APIRouter(prefix="/calculators", include_in_schema=False)
@@ -33,17 +35,34 @@ def detail(request: Request, name: str) -> Response:
         calculator = get(name)
     except UnknownCalculator as exc:
         raise HTTPException(404, str(exc)) from None
+    extra_params = pictures.EXTRA_PARAMS.get(name, ())
     known = {p.name for p in calculator.params}
-    submitted = {k: v for k, v in request.query_params.items() if k in known and v.strip()}
+    extra_names = {p.name for p in extra_params}
+    submitted = {k: v for k, v in request.query_params.items()
+                 if k in known | extra_names and v.strip()}
     context: dict[str, object] = {"calculator": calculator, "values": submitted,
-                                  "evaluation": None, "errors": {}}
+                                  "extra_params": extra_params, "evaluation": None,
+                                  "figures": [], "errors": {}}
     status = 200
-    if submitted:
+    given = {k: v for k, v in submitted.items() if k in known}
+    if given:
+        errors: dict[str, str] = {}
+        extra: dict[str, object] = {}
+        for param in extra_params:  # inputs for the picture only
+            if param.name in submitted:
+                try:
+                    extra[param.name] = param.coerce(value_from_text(submitted[param.name]))
+                except BadValue as exc:
+                    errors[param.name] = str(exc)
         try:
-            context["evaluation"] = calculator.evaluate(
-                {k: value_from_text(v) for k, v in submitted.items()})
+            evaluation = calculator.evaluate({k: value_from_text(v) for k, v in given.items()})
         except InputError as exc:
-            context["errors"] = {p.param: p.message for p in exc.problems}
+            errors = {p.param: p.message for p in exc.problems} | errors
+        if errors:
+            context["errors"] = errors
             status = 422
+        else:
+            context["evaluation"] = evaluation
+            context["figures"] = pictures.for_evaluation(evaluation, "calc", extra)
     return render(request, "calculators/detail.html", context, block="result",
                   status_code=status)

@@ -11,7 +11,7 @@ from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.responses import Response
 
-from app import i18n
+from app import i18n, pictures
 from app.calculator.units import format_quantity
 from app.config import ROOT
 from app.web.htmx import is_partial
@@ -30,6 +30,7 @@ templates.env.filters["number"] = localized_number
 templates.env.filters["markdown"] = render_markdown
 templates.env.filters["markdown_inline"] = render_inline
 templates.env.globals["language_names"] = i18n.LANGUAGE_NAMES
+templates.env.globals["pictures"] = pictures  # figures for questions, progress and reports
 
 
 @lru_cache(maxsize=256)

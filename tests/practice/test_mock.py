@@ -257,7 +257,7 @@ def test_accuracy_over_time_is_drawn_from_the_days(web_engine, client):
         session.execute(update(Attempt).where(Attempt.id == first).values(
             created_at=moved - timedelta(days=1)))
     page = candidate.http.get("/progress").text
-    assert 'class="trend"' in page
+    assert 'class="picture trend"' in page  # templates/pictures/progress.html
     points = page.split('<polyline', 1)[1].split('points="', 1)[1].split('"', 1)[0].split()
     assert len(points) == 2
     assert points[0].endswith(",110.0") and points[1].endswith(",10.0")  # 0% then 100%
