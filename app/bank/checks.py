@@ -227,6 +227,27 @@ def _check_translations(question: QuestionFile, add: Any) -> None:
         for key in sorted(used & set(question.variants) - call_params):
             add(f"translations.{lang}.prompt", f"placeholder {{{key}}} is not a parameter of "
                 "the answer's calculator")
+        for field, text in _texts(translation.model_dump()):
+            if _is_unwritten(text):
+                add(f"translations.{lang}.{field}", f"is still a placeholder ({text.strip()!r})")
+
+
+def _texts(data: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every text of a translation with its field path (``guidance.structure[1]``)."""
+    if isinstance(data, str):
+        return [(path, data)]
+    if isinstance(data, dict):
+        return [item for key, value in data.items()
+                for item in _texts(value, f"{path}.{key}" if path else key)]
+    if isinstance(data, list):
+        return [item for i, value in enumerate(data) for item in _texts(value, f"{path}[{i}]")]
+    return []
+
+
+def _is_unwritten(text: str) -> bool:
+    """The new-question template's ``...`` and an import's ``(to write: ...)`` notes."""
+    stripped = text.strip()
+    return stripped in ("...", "…") or stripped.startswith("(to write")
 
 
 def _check_calculator(question: QuestionFile, add: Any) -> None:
