@@ -11,8 +11,9 @@ from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
 from app.accounts.service import end_all_sessions
-from app.admin import authoring, exchange, interop
-from app.bank.loader import question_from_row
+from app.admin import authoring, exchange, form_routes, interop, interop_import
+from app.admin import form as question_form
+from app.bank.loader import canonical, question_from_row
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
 from app.deps import AdminUser, EditorUser, SessionDep
 from app.i18n import _
@@ -20,6 +21,7 @@ from app.questions.models import Question, QuestionTranslation
 from app.web.templating import render
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
+router.include_router(form_routes.router)  # htmx pieces of the structured form
 STATUSES = ("draft", "published", "archived")
 
 
@@ -85,23 +87,42 @@ def question_list(request: Request, session: SessionDep, user: EditorUser) -> Re
 
 def _form(request: Request, user: User, *, text: str, slug: str | None, version: int | None,
           status: str | None = None, checked: authoring.Checked | None = None,
-          message: str | None = None, code: int = 200, stale: list[str] | None = None
-          ) -> Response:
+          message: str | None = None, code: int = 200, stale: list[str] | None = None,
+          fields: dict | None = None, ids: set[str] | None = None) -> Response:
+    """The editor: the structured form when ``fields`` is given, else the YAML text."""
+    extra = question_form.page_context(fields, ids or set()) if fields is not None else {}
     return _private(render(request, "admin/question_form.html", {
         "user": user, "text": text, "slug": slug, "version": version, "status": status,
-        "checked": checked, "message": message, "stale": stale or []}, status_code=code))
+        "checked": checked, "message": message, "stale": stale or [],
+        "editor": "fields" if fields is not None else "yaml", **extra}, status_code=code))
+
+
+def _yaml_mode(request: Request) -> bool:
+    return request.query_params.get("editor") == "yaml"
 
 
 @router.get("/questions/new", name="admin:question_new")
-def new_question(request: Request, user: EditorUser) -> Response:
-    return _form(request, user, text=authoring.NEW_QUESTION, slug=None, version=None)
+def new_question(request: Request, session: SessionDep, user: EditorUser) -> Response:
+    if _yaml_mode(request):
+        return _form(request, user, text=authoring.NEW_QUESTION, slug=None, version=None)
+    return _form(request, user, text="", slug=None, version=None,
+                 fields=question_form.new_question(), ids=authoring.known_ids(session))
+
+
+async def _source(session: SessionDep, request: Request
+                  ) -> tuple[str, dict | None, authoring.Checked]:
+    """The question's YAML, from the text or from the structured form, and its checks."""
+    form = await request.form()
+    if form.get(question_form.EDITOR_FIELD) == "fields":
+        return question_form.check_form(session, form)
+    text = str(form.get("text", ""))
+    return text, None, authoring.check_text(session, text)
 
 
 @router.post("/questions/check", name="admin:question_check")
 async def check(request: Request, session: SessionDep, user: EditorUser) -> Response:
     """Every bank check on the form's content, field by field (an htmx fragment)."""
-    form = await request.form()
-    checked = authoring.check_text(session, str(form.get("text", "")))
+    _text, _fields, checked = await _source(session, request)
     return render(request, "admin/question_form.html", {
         "user": user, "checked": checked, "text": "", "slug": None, "version": None},
         block="check")
@@ -110,20 +131,20 @@ async def check(request: Request, session: SessionDep, user: EditorUser) -> Resp
 async def _save(request: Request, session: SessionDep, user: User,
                 row: Question | None) -> Response:
     form = await request.form()
-    text = str(form.get("text", ""))
+    text, fields, checked = await _source(session, request)
     action = form.get("action")
     version_text = str(form.get("version", ""))
     version = int(version_text) if version_text.isdigit() else None
     slug = row.slug if row else None
     keep = {"text": text, "slug": slug, "version": version, "status": row.status if row
-            else None, "stale": list(row.stale_languages) if row else []}
+            else None, "stale": list(row.stale_languages) if row else [], "fields": fields,
+            "ids": authoring.known_ids(session) if fields is not None else None}
     if row is not None and action == "archive":
         try:
             authoring.archive(session, row, user.email, version)
         except authoring.StaleEdit as exc:
             return _form(request, user, **keep, code=409, message=_stale(exc))
         return RedirectResponse(f"/admin/questions/{row.slug}?done=archived", status_code=303)
-    checked = authoring.check_text(session, text)
     if checked.question is None or (action == "publish" and checked.problems):
         message = _("Not published: fix the problems below (a draft can still be saved).") \
             if checked.question is not None else _("The text is not a valid question yet.")
@@ -168,9 +189,12 @@ def edit(request: Request, slug: str, session: SessionDep, user: EditorUser) -> 
     done = request.query_params.get("done")
     message = {"draft": _("Draft saved."), "published": _("Published."),
                "archived": _("Archived: candidates no longer see it.")}.get(done or "")
+    fields = None if _yaml_mode(request) else question_form.form_from_data(
+        canonical(question_from_row(row)))
     return _form(request, user, text=authoring.current_text(row), slug=row.slug,
                  version=row.version_id, status=row.status, message=message,
-                 stale=list(row.stale_languages))
+                 stale=list(row.stale_languages), fields=fields,
+                 ids=authoring.known_ids(session) if fields is not None else None)
 
 
 @router.post("/questions/{slug}", name="admin:question_save")
@@ -214,32 +238,63 @@ def export(request: Request, session: SessionDep, user: EditorUser) -> Response:
         "Cache-Control": "no-store"})
 
 
+def _import_page(request: Request, user: User, code: int = 200, **context: object
+                 ) -> Response:
+    return _private(render(request, "admin/import.html", {
+        "user": user, "preview": None, "interop": None, "topics": TOPICS,
+        "seniorities": SENIORITIES, **context}, status_code=code))
+
+
 @router.get("/import", name="admin:import")
 def import_form(request: Request, user: EditorUser) -> Response:
-    return _private(render(request, "admin/import.html", {"user": user, "preview": None}))
+    return _import_page(request, user)
 
 
 @router.post("/import", name="admin:import_submit")
 async def import_zip(request: Request, session: SessionDep, user: EditorUser) -> Response:
-    """First a preview of what would be added, changed and refused; then apply it."""
+    """First a preview of what would be added, changed and refused; then apply it.
+
+    A zip holds our own files; Moodle XML and GIFT become drafts in the topic and
+    seniority chosen on the form (those formats do not carry them).
+    """
     form = await request.form()
+    fmt = str(form.get("format", "zip"))
+    topic, seniority = str(form.get("topic", "")), str(form.get("seniority", ""))
     if form.get("action") == "apply":
         try:
             payload = base64.b64decode(str(form.get("payload", "")), validate=True)
         except ValueError:
             raise HTTPException(422, _("The import was damaged; upload the file again.")
                                 ) from None
+        if fmt in interop_import.FORMATS:
+            if topic not in TOPICS or seniority not in SENIORITIES:
+                raise HTTPException(422, _("The import was damaged; upload the file again."))
+            result = interop_import.apply_import(session, payload, fmt, topic, seniority,
+                                                 user.email, str(form.get("filename", "")))
+            return _import_page(request, user, interop=result, applied=True, topic=topic,
+                                seniority=seniority)
         preview = exchange.apply_zip(session, payload, user.email)
-        return _private(render(request, "admin/import.html", {
-            "user": user, "preview": preview, "applied": True}))
+        return _import_page(request, user, preview=preview, applied=True)
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
-        raise HTTPException(422, _("Choose a zip file to import."))
+        raise HTTPException(422, _("Choose a file to import."))
     payload = await upload.read(exchange.MAX_ZIP_BYTES + 1)
+    filename = (upload.filename or "")[:100]
+    fmt = interop_import.detect_format(filename, payload)
+    if fmt != "zip":
+        if topic not in TOPICS or seniority not in SENIORITIES:
+            return _import_page(request, user, code=422, topic=topic, seniority=seniority,
+                                message=_("Choose the topic and seniority of the imported "
+                                          "questions: Moodle XML and GIFT do not carry them."))
+        result = interop_import.preview_import(session, payload, fmt, topic, seniority,
+                                               filename)
+        return _import_page(request, user, interop=result, applied=False, topic=topic,
+                            seniority=seniority, filename=filename,
+                            payload=base64.b64encode(payload).decode() if result.drafts
+                            else "")
     preview = exchange.preview_zip(session, payload)
-    return _private(render(request, "admin/import.html", {
-        "user": user, "preview": preview, "applied": False,
-        "payload": base64.b64encode(payload).decode() if preview.accepted else ""}))
+    return _import_page(request, user, preview=preview, applied=False,
+                        payload=base64.b64encode(payload).decode() if preview.accepted else "")
 
 
 @router.get("/export.{fmt}", name="admin:export_other")

@@ -67,7 +67,7 @@ def test_import_previews_then_applies_only_what_passes(client, web_engine):
     assert applied.status_code == 200
     assert client.get("/questions/imported-steps-question").status_code == 200
     assert client.get("/questions/imported-broken").status_code == 404
-    edit = admin.get("/admin/questions/ring-allreduce-steps").text
+    edit = admin.get("/admin/questions/ring-allreduce-steps?editor=yaml").text
     assert f"difficulty: {changed['difficulty']}" in edit
 
 

@@ -1,5 +1,7 @@
-"""In Chromium: sign in, author a numeric question whose answer is wrong, see the check
-fail, fix it, publish it, and find it on the public page in two languages."""
+"""In Chromium: sign in, author a numeric question through the structured form (pick the
+calculator, fill its parameters, add a mistake, write four languages), state a wrong
+answer, see the check fail, fix it, publish it, and find it on the public page in two
+languages."""
 
 from __future__ import annotations
 
@@ -10,11 +12,26 @@ from playwright.sync_api import Page, expect
 from sqlalchemy.orm import Session
 
 from app.accounts.service import create_user
+from app.bank.schema import LANGUAGES
 from app.config import ROOT
 from tests.e2e.test_journeys import no_axe_violations, problems  # noqa: F401 - fixture
 
 RING = ROOT / "question_bank/questions/collectives/ring-allreduce-bytes-per-rank.yaml"
 PASSWORD = "a long enough passphrase"
+
+
+def fill_texts(page: Page, lang: str, texts: dict) -> None:
+    """One language's texts: show that language, then fill its fields."""
+    page.locator(f"label[for=show-{lang}]").click()
+    guidance = texts["guidance"]
+    for field, value in (("title", texts["title"]), ("prompt", texts["prompt"]),
+                         ("explanation", texts["explanation"]),
+                         ("follow-ups", "\n".join(texts["follow_ups"])),
+                         ("why", guidance["why_asked"]),
+                         ("structure", "\n".join(guidance["structure"])),
+                         ("model", guidance["model_answer"])):
+        page.locator(f"#t-{lang}-{field}").fill(value)
+    page.locator(f"[id$='-text-{lang}']:visible").fill(texts["mistakes"]["reduce-scatter-only"])
 
 
 def test_author_a_question_guarded_by_the_calculator(page: Page, live_server: str,
@@ -31,23 +48,54 @@ def test_author_a_question_guarded_by_the_calculator(page: Page, live_server: st
 
     page.goto(f"{live_server}/admin/questions/new")
     data = yaml.safe_load(RING.read_text())
-    data["id"] = "authored-in-a-browser"
-    data["translations"]["en"]["title"] = "Ring traffic, authored in a browser"
-    data["answer"]["value"] = "1.2 GB"
-    page.get_by_label("Question (YAML)").fill(yaml.safe_dump(data, allow_unicode=True))
+    page.get_by_label("Id", exact=True).fill("authored-in-a-browser")
+    page.get_by_label("Topic").select_option("collectives")
+    page.get_by_label("Tags (comma-separated)").fill("all-reduce, ring")
+    page.get_by_label("Sources (one per line)").fill("\n".join(data["sources"]))
+
+    # The calculator's parameters come from the registry once it is picked.
+    page.locator("#answer-calculator").select_option("collective")
+    expect(page.locator("#answer-param-world_size")).to_be_visible()
+    page.locator("#answer-output").select_option("bytes_sent_per_rank")
+    page.locator("#answer-param-op").select_option("all-reduce")
+    page.locator("#answer-param-world_size").fill("8")
+    page.locator("#answer-param-message_bytes").fill("800 MB")
+    page.get_by_label("Stated answer (with its unit)").fill("1.2 GB")
+
+    # A follow-up added and one removed in place; a mistake with its texts.
+    page.get_by_role("button", name="Add a follow-up").click()
+    page.get_by_role("button", name="Add a follow-up").click()
+    expect(page.locator("#follow-up-rows input")).to_have_count(2)
+    page.locator("#follow-up-rows input").first.fill("ring-allreduce-steps")
+    page.locator("#follow-up-rows button").last.click()
+    expect(page.locator("#follow-up-rows input")).to_have_count(1)
+    page.get_by_role("button", name="Add a mistake").click()
+    page.locator("#mistake-rows input[id$='-id']").fill("reduce-scatter-only")
+    page.locator("#mistake-rows textarea[id$='-params']").fill("op=reduce-scatter")
+
+    for lang in LANGUAGES:
+        texts = data["translations"][lang]
+        texts["prompt"] = texts["prompt"].replace("{world_size}", "8").replace(
+            "{message_bytes}", "800 MB")
+        if lang == "en":
+            texts["title"] = "Ring traffic, authored in a browser"
+        fill_texts(page, lang, texts)
+
     page.get_by_role("button", name="Check").click()
     expect(page.locator("#check")).to_contain_text("states 1.2 GB but the calculator gives")
     no_axe_violations(page)
 
     page.get_by_role("button", name="Publish").click()
     expect(page.locator(".notice")).to_contain_text("Not published")
+    expect(page.get_by_label("Stated answer (with its unit)")).to_have_value("1.2 GB")
 
-    data["answer"]["value"] = "1400 MB"
-    page.get_by_label("Question (YAML)").fill(yaml.safe_dump(data, allow_unicode=True))
+    page.get_by_label("Stated answer (with its unit)").fill("1400 MB")
     page.get_by_role("button", name="Check").click()
     expect(page.locator("#check")).to_contain_text("Every check passes")
     page.get_by_role("button", name="Publish").click()
     expect(page.locator(".notice")).to_contain_text("Published")
+    expect(page.locator("#mistake-rows input[id$='-id']")).to_have_value("reduce-scatter-only")
+    no_axe_violations(page)
 
     for lang, title in (("en", "authored in a browser"), ("fr", "Octets envoyés")):
         page.goto(f"{live_server}/questions/authored-in-a-browser?lang={lang}")
