@@ -13,8 +13,11 @@ from typing import Any
 
 from sqlalchemy import JSON, DateTime, Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from starlette.requests import Request
 
 from app.config import get_settings
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -48,7 +51,8 @@ class Timestamped:
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite connections get foreign keys and WAL."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        # Writers queue for the lock (BEGIN IMMEDIATE, see get_session) up to 30 s.
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -71,9 +75,17 @@ def session_factory() -> sessionmaker[Session]:
     return sessionmaker(bind=engine(), expire_on_commit=False)
 
 
-def get_session() -> Iterator[Session]:
-    """FastAPI dependency: one session per request, committed once at the end."""
+def get_session(request: Request) -> Iterator[Session]:
+    """FastAPI dependency: one session per request, committed once at the end.
+
+    On SQLite a request that may write (POST and the like) takes the write lock when it
+    starts (``BEGIN IMMEDIATE``): a transaction that read first and wrote later would fail
+    with "database is locked" as soon as another request committed in between, instead
+    of waiting its turn.
+    """
     with session_factory()() as session:
+        if request.method not in SAFE_METHODS and session.get_bind().dialect.name == "sqlite":
+            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
         try:
             yield session
             session.commit()

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
 from app.accounts.models import User
 from app.db import get_session
@@ -13,6 +14,16 @@ from app.db import get_session
 # scope="function": commit before the response leaves, so the page a redirect leads to
 # (often requested at once) sees what the request wrote.
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+
+async def submitted_form(request: Request) -> FormData:
+    """The posted form, read on the event loop so that the route itself can be a plain
+    ``def``: FastAPI runs those in its threadpool, and database calls (or Argon2) made
+    from an ``async def`` route would block every other request meanwhile."""
+    return await request.form()
+
+
+FormDep = Annotated[FormData, Depends(submitted_form)]
 
 
 def current_lang(request: Request) -> str:

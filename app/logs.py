@@ -26,6 +26,9 @@ log = structlog.get_logger("ringside")
 _SECRET_FIELD = re.compile(r"password|token|secret|cookie|authorization", re.IGNORECASE)
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+# Tracebacks as data, without the frames' local variables (they can hold a password).
+_EXCEPTIONS = structlog.processors.ExceptionRenderer(
+    structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
 
 
 def _redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +57,8 @@ def configure_logging(fmt: str = "json", level: str = "INFO",
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=pre_chain,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _redact,
-                    structlog.processors.dict_tracebacks if fmt == "json"
-                    else structlog.processors.format_exc_info, renderer]))
+                    _EXCEPTIONS if fmt == "json" else structlog.processors.format_exc_info,
+                    renderer]))
     for name in ("ringside", "uvicorn", "uvicorn.error"):
         logger = logging.getLogger(name)
         logger.handlers = [handler]

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts import service
-from app.deps import EditorUser, SessionDep, current_user, session_cookie_name
+from app.deps import EditorUser, FormDep, SessionDep, current_user, session_cookie_name
 from app.i18n import _
 from app.i18n.router import safe_next
 from app.web.templating import render
@@ -31,8 +31,7 @@ def login_page(request: Request) -> Response:
 
 
 @router.post("/login", name="login:submit")
-async def login(request: Request, session: SessionDep) -> Response:
-    form = await request.form()
+def login(request: Request, form: FormDep, session: SessionDep) -> Response:
     email = str(form.get("email", ""))[:254]
     password = str(form.get("password", ""))
     ip = request.client.host if request.client else "unknown"
@@ -82,9 +81,8 @@ def password_page(request: Request, user: EditorUser) -> Response:
 
 
 @router.post("/account/password", name="account:password_submit")
-async def change_password(request: Request, session: SessionDep, user: EditorUser
+def change_password(request: Request, form: FormDep, session: SessionDep, user: EditorUser
                           ) -> Response:
-    form = await request.form()
     new = str(form.get("new_password", ""))
     error = None
     if new != str(form.get("new_password_again", "")):

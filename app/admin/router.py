@@ -7,6 +7,7 @@ import base64
 from fastapi import APIRouter, HTTPException, Request
 from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
+from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
 from app.accounts.models import User
@@ -15,7 +16,7 @@ from app.admin import authoring, exchange, form_routes, interop, interop_import
 from app.admin import form as question_form
 from app.bank.loader import canonical, question_from_row
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
-from app.deps import AdminUser, EditorUser, SessionDep
+from app.deps import AdminUser, EditorUser, FormDep, SessionDep
 from app.i18n import _
 from app.questions.models import Question, QuestionTranslation
 from app.web.templating import render
@@ -109,10 +110,9 @@ def new_question(request: Request, session: SessionDep, user: EditorUser) -> Res
                  fields=question_form.new_question(), ids=authoring.known_ids(session))
 
 
-async def _source(session: SessionDep, request: Request
-                  ) -> tuple[str, dict | None, authoring.Checked]:
+def _source(session: SessionDep, form: FormData
+            ) -> tuple[str, dict | None, authoring.Checked]:
     """The question's YAML, from the text or from the structured form, and its checks."""
-    form = await request.form()
     if form.get(question_form.EDITOR_FIELD) == "fields":
         return question_form.check_form(session, form)
     text = str(form.get("text", ""))
@@ -120,18 +120,17 @@ async def _source(session: SessionDep, request: Request
 
 
 @router.post("/questions/check", name="admin:question_check")
-async def check(request: Request, session: SessionDep, user: EditorUser) -> Response:
+def check(request: Request, form: FormDep, session: SessionDep, user: EditorUser) -> Response:
     """Every bank check on the form's content, field by field (an htmx fragment)."""
-    _text, _fields, checked = await _source(session, request)
+    _text, _fields, checked = _source(session, form)
     return render(request, "admin/question_form.html", {
         "user": user, "checked": checked, "text": "", "slug": None, "version": None},
         block="check")
 
 
-async def _save(request: Request, session: SessionDep, user: User,
-                row: Question | None) -> Response:
-    form = await request.form()
-    text, fields, checked = await _source(session, request)
+def _save(request: Request, form: FormData, session: SessionDep, user: User,
+          row: Question | None) -> Response:
+    text, fields, checked = _source(session, form)
     action = form.get("action")
     version_text = str(form.get("version", ""))
     version = int(version_text) if version_text.isdigit() else None
@@ -172,8 +171,9 @@ def _stale(exc: authoring.StaleEdit) -> str:
 
 
 @router.post("/questions", name="admin:question_create")
-async def create(request: Request, session: SessionDep, user: EditorUser) -> Response:
-    return await _save(request, session, user, None)
+def create(request: Request, form: FormDep, session: SessionDep, user: EditorUser
+           ) -> Response:
+    return _save(request, form, session, user, None)
 
 
 def _question_or_404(session: SessionDep, slug: str) -> Question:
@@ -198,9 +198,9 @@ def edit(request: Request, slug: str, session: SessionDep, user: EditorUser) -> 
 
 
 @router.post("/questions/{slug}", name="admin:question_save")
-async def update(request: Request, slug: str, session: SessionDep, user: EditorUser
-                 ) -> Response:
-    return await _save(request, session, user, _question_or_404(session, slug))
+def update(request: Request, slug: str, form: FormDep, session: SessionDep, user: EditorUser
+           ) -> Response:
+    return _save(request, form, session, user, _question_or_404(session, slug))
 
 
 @router.get("/questions/{slug}/revisions", name="admin:question_revisions")
@@ -251,13 +251,13 @@ def import_form(request: Request, user: EditorUser) -> Response:
 
 
 @router.post("/import", name="admin:import_submit")
-async def import_zip(request: Request, session: SessionDep, user: EditorUser) -> Response:
+def import_zip(request: Request, form: FormDep, session: SessionDep, user: EditorUser
+               ) -> Response:
     """First a preview of what would be added, changed and refused; then apply it.
 
     A zip holds our own files; Moodle XML and GIFT become drafts in the topic and
     seniority chosen on the form (those formats do not carry them).
     """
-    form = await request.form()
     fmt = str(form.get("format", "zip"))
     topic, seniority = str(form.get("topic", "")), str(form.get("seniority", ""))
     if form.get("action") == "apply":
@@ -278,7 +278,7 @@ async def import_zip(request: Request, session: SessionDep, user: EditorUser) ->
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise HTTPException(422, _("Choose a file to import."))
-    payload = await upload.read(exchange.MAX_ZIP_BYTES + 1)
+    payload = upload.file.read(exchange.MAX_ZIP_BYTES + 1)
     filename = (upload.filename or "")[:100]
     fmt = interop_import.detect_format(filename, payload)
     if fmt != "zip":
@@ -323,13 +323,12 @@ def export_other(request: Request, fmt: str, session: SessionDep, user: EditorUs
 
 
 @router.post("/users/{user_id}", name="admin:user_update")
-async def update_user(request: Request, user_id: int, session: SessionDep, user: AdminUser
-                      ) -> Response:
+def update_user(request: Request, user_id: int, form: FormDep, session: SessionDep,
+                user: AdminUser) -> Response:
     """Disable or enable an account, or change its role; disabling ends its sessions."""
     target = session.get(User, user_id)
     if target is None:
         raise HTTPException(404, _("There is no such account."))
-    form = await request.form()
     action = form.get("action")
     if target.id == user.id and action in ("disable", "editor"):
         raise HTTPException(409, _("You cannot disable or demote your own account."))

@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import SENIORITIES, TOPICS
 from app.db import as_utc, utcnow
-from app.deps import LangDep, SessionDep
+from app.deps import FormDep, LangDep, SessionDep
 from app.i18n import LANGUAGES, _, current_language
 from app.practice import service
 from app.practice.grading import grade, grade_open
@@ -68,8 +68,7 @@ def _setup_errors(form: FormData) -> tuple[dict[str, str], dict[str, Any]]:
 
 
 @router.post("/mock", name="mock:start")
-async def start(request: Request, session: SessionDep) -> Response:
-    form = await request.form()
+def start(request: Request, form: FormDep, session: SessionDep) -> Response:
     errors, values = _setup_errors(form)
     if errors:
         return render(request, "practice/setup.html", {
@@ -132,14 +131,13 @@ def interview_page(request: Request, public_id: str, session: SessionDep) -> Res
 
 
 @router.post("/mock/{public_id}/answer", name="mock:answer")
-async def answer(request: Request, public_id: str, session: SessionDep) -> Response:
+def answer(request: Request, form: FormDep, public_id: str, session: SessionDep) -> Response:
     """Record the answer to the current step and move on (post, then redirect)."""
     interview = _interview(request, session, public_id)
     lang = _speak(request, interview)
     step = service.current_step(interview)
     if step.kind == "done":
         raise HTTPException(409, _("This interview has ended; its report is below."))
-    form = await request.form()
     if form.get("slug") != step.slug or str(form.get("number")) != str(step.number):
         raise HTTPException(409, _("This answer is for another step of the interview. "
                                    "Reload the page to continue where you are."))

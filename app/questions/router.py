@@ -10,7 +10,7 @@ from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
-from app.deps import LangDep, SessionDep
+from app.deps import FormDep, LangDep, SessionDep
 from app.i18n import _
 from app.practice.feedback import messages
 from app.practice.grading import Grade, grade
@@ -77,9 +77,9 @@ def new_numbers(slug: str, session: SessionDep, lang: LangDep) -> Response:
 
 
 @router.post("/{slug}/answer", name="questions:answer")
-async def answer(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
+def answer(request: Request, form: FormDep, slug: str, session: SessionDep, lang: LangDep
+           ) -> Response:
     """Grade a submitted answer: the result block for htmx, the whole page otherwise."""
-    form = await request.form()
     question = _question(session, slug, lang, _seed(_text(form.get("seed"))))
     answers = [v for v in form.getlist("answer") if isinstance(v, str)]
     ticked = [v for v in form.getlist("rubric") if isinstance(v, str)]

@@ -88,3 +88,18 @@ def test_secret_fields_are_redacted(lines):
     (line,) = events(lines, "oops")
     assert line["password"] == line["session_token"] == "[redacted]"
     assert line["detail"] == "kept" and "hunter22" not in lines.getvalue()
+
+
+def test_tracebacks_are_logged_without_local_variables(lines):
+    import structlog
+
+    def sign_in_with(password: str) -> None:
+        raise RuntimeError("the database went away")
+
+    try:
+        sign_in_with("hunter22 is my password")
+    except RuntimeError:
+        structlog.get_logger("ringside").exception("unhandled_error", path="/login")
+    (line,) = events(lines, "unhandled_error")
+    assert line["exception"][0]["exc_value"] == "the database went away"
+    assert "hunter22" not in lines.getvalue() and "locals" not in lines.getvalue()
