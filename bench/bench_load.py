@@ -75,6 +75,7 @@ def start(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str
 
 
 def locust(url: str, users: int, duration: int, workdir: Path) -> dict[str, float]:
+    workdir.mkdir(parents=True, exist_ok=True)
     prefix = workdir / f"u{users}"
     subprocess.run([BIN / "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
                     "-u", str(users), "-r", str(max(10, users // 4)), "-t", f"{duration}s",
@@ -103,6 +104,9 @@ def main() -> int:
         for label, url, workers in configs:
             server, base = start(url, workers)
             try:
+                # Each worker compiles its templates and warms its caches on first use:
+                # a short unmeasured run, so the figures describe a server in service.
+                locust(base, 10, 10, Path(tmp) / "warm-up")
                 for users in args.users:
                     rows.append((label, users, locust(base, users, args.duration, Path(tmp))))
             finally:
