@@ -74,18 +74,52 @@ def session(engine: Engine) -> Iterator[Session]:
         yield db_session
 
 
+def postgres_database(suffix: str, *, create: bool = True) -> str:
+    """A new, empty PostgreSQL database ``<test database>_<suffix>`` (dropped first if it
+    is there); with ``create=False`` only dropped. Returns its URL."""
+    base = make_url(POSTGRES_URL or "")
+    name = f"{base.database}_{suffix}"
+    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        if create:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
 def _web_database_url(backend: str, directory: Path) -> str:
     """A database of its own for the HTTP tests (the function-scoped ones reset theirs)."""
     if backend == "sqlite":
         return f"sqlite:///{directory / 'web.db'}"
-    base = make_url(POSTGRES_URL or "")
-    name = f"{base.database}_web"
-    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return base.set(database=name).render_as_string(hide_password=False)
+    return postgres_database("web")
+
+
+def client_on(engine: Engine) -> Iterator[TestClient]:
+    """A fresh app whose sessions are bound to ``engine`` (not the shared web database)."""
+    from app.db import get_session
+    from app.main import create_app
+
+    app = create_app()
+    factory = sessionmaker(bind=engine)
+
+    def session_override() -> Iterator[Session]:
+        with factory() as session:
+            yield session
+
+    app.dependency_overrides[get_session] = session_override
+    with TestClient(app, raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def app_routes() -> list:
+    """Every route of the app, those of included routers too (FastAPI wraps them)."""
+    from app.main import app
+
+    found = []
+    for route in app.routes:
+        found += route.original_router.routes if hasattr(route, "original_router") else [route]
+    return found
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

@@ -69,17 +69,13 @@ class FormProblems(ValueError):
 
 
 def render_scalar(value: Any) -> str:
-    """A value as typed in the form; :func:`parse_scalar` reads it back unchanged."""
+    """A value as typed in the form; ``value_from_text`` reads it back unchanged."""
     if isinstance(value, str):
         plain = value_from_text(value)
         if isinstance(plain, str) and plain == value and "," not in value \
                 and not value.startswith('"'):
             return value
     return json.dumps(value, ensure_ascii=False)
-
-
-def parse_scalar(text: str) -> Any:
-    return value_from_text(text)
 
 
 def split_items(text: str) -> list[str]:
@@ -384,7 +380,7 @@ def _call(fields: Mapping[str, Any], base_call: dict[str, Any], where: str,
     params = dict(base_call.get("params", {})) if name == base_call.get("name") else {}
     for key, value in overrides:
         if value:
-            params[key] = parse_scalar(value)
+            params[key] = value_from_text(value)
         else:
             params.pop(key, None)
     call: dict[str, Any] = {"name": name, "output": output, "params": params}
@@ -439,10 +435,10 @@ def data_from_context(context: Mapping[str, Any]) -> tuple[dict[str, Any], list[
     answer = context["answer"]
     call: dict[str, Any] = {}
     if answer["calculator"].strip() or answer["output"].strip():
-        params = {k: parse_scalar(v) for k, v in answer["params"].items() if v.strip()}
+        params = {k: value_from_text(v) for k, v in answer["params"].items() if v.strip()}
         for key, value in _key_values(answer["other_params"], "answer.calculator.params",
                                       problems):
-            params[key] = parse_scalar(value)
+            params[key] = value_from_text(value)
         call = {"name": answer["calculator"].strip(), "output": answer["output"].strip(),
                 "params": params}
         if answer["factor"].strip():
@@ -457,7 +453,7 @@ def data_from_context(context: Mapping[str, Any]) -> tuple[dict[str, Any], list[
         if call:
             numeric["calculator"] = call
         if answer["value"].strip():
-            numeric["value"] = parse_scalar(answer["value"])
+            numeric["value"] = value_from_text(answer["value"])
         if tolerance:
             numeric["tolerance"] = tolerance
         mistakes = []
@@ -481,7 +477,7 @@ def data_from_context(context: Mapping[str, Any]) -> tuple[dict[str, Any], list[
             if row["correct"]:
                 choice["correct"] = True
             if row["value"].strip():
-                choice["value"] = parse_scalar(row["value"])
+                choice["value"] = value_from_text(row["value"])
             choice_call = _call(row, call, f"choices[{choice['key'] or i}].calculator",
                                 problems)
             if choice_call is not None:
@@ -501,7 +497,7 @@ def data_from_context(context: Mapping[str, Any]) -> tuple[dict[str, Any], list[
             problems.add("variants", f"line {number}: '{line.strip()[:60]}' is not "
                          "param = value, value, ...")
             continue
-        variants[key.strip()] = [parse_scalar(v) for v in split_items(values)]
+        variants[key.strip()] = [value_from_text(v) for v in split_items(values)]
     if variants:
         data["variants"] = variants
     follow_ups = [f.strip() for f in context["follow_ups"] if f.strip()]

@@ -37,7 +37,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.admin import authoring
-from app.bank.checks import field_path
+from app.bank.checks import field_path, to_write
 from app.bank.schema import QuestionFile
 from app.calculator.units import UnitError, parse, unit_dimension
 from app.questions.models import Question
@@ -193,11 +193,11 @@ def to_question(entry: Entry, topic: str, seniority: str, slug: str, source: str
         shape = _choices(entry, texts, extra, notes)
     explanation = "\n\n".join(p for p in [entry.feedback.strip(), *extra] if p)
     texts |= {
-        "explanation": explanation or "(to write: why the answer is right)",
-        "follow_ups": ["(to write: a spoken follow-up question)",
-                       "(to write: another spoken follow-up question)"],
-        "guidance": {"why_asked": "(to write)",
-                     "structure": ["(to write: first step)", "(to write: second step)"],
+        "explanation": explanation or to_write("why the answer is right"),
+        "follow_ups": [to_write("a spoken follow-up question"),
+                       to_write("another spoken follow-up question")],
+        "guidance": {"why_asked": to_write(),
+                     "structure": [to_write("first step"), to_write("second step")],
                      "model_answer": texts.pop("model_answer")},
     }
     data = {"id": slug, "topic": topic, "tags": entry.tags, "seniority": seniority,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from app.bank.calls import fill_placeholders
 from app.deps import SessionDep
-from app.i18n import current_language
+from app.i18n import LANGUAGES, current_language
 from app.practice.feedback import messages
 from app.practice.grading import grade
 from app.questions import repository
@@ -73,7 +73,7 @@ class AnswerOut(BaseModel):
     explanation: str
 
 
-Lang = Literal["en", "fr", "tr", "zh"]
+Lang = Literal[LANGUAGES]  # type: ignore[valid-type]
 LANG_QUERY = Query(None, description="en, fr, tr or zh (default: the Accept-Language header)")
 
 

@@ -244,10 +244,18 @@ def _texts(data: Any, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
+# How an import marks a text it could not fill (see app/admin/interop_import.py).
+TO_WRITE = "(to write"
+
+
+def to_write(what: str = "") -> str:
+    return f"{TO_WRITE}: {what})" if what else f"{TO_WRITE})"
+
+
 def _is_unwritten(text: str) -> bool:
     """The new-question template's ``...`` and an import's ``(to write: ...)`` notes."""
     stripped = text.strip()
-    return stripped in ("...", "…") or stripped.startswith("(to write")
+    return stripped in ("...", "…") or stripped.startswith(TO_WRITE)
 
 
 def _check_calculator(question: QuestionFile, add: Any) -> None:

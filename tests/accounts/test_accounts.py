@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from app.accounts import service
 from app.accounts.models import LoginAttempt, UserSession
 from app.main import app
+from tests.conftest import app_routes
 
 PASSWORD = "a perfectly fine passphrase"
 _numbers = itertools.count(1)
@@ -170,12 +171,7 @@ class TestSignIn:
 class TestAdminGuard:
     def admin_routes(self):
         """Every route under /admin, found in the app (new ones are covered automatically)."""
-        found = []
-        for route in app.routes:
-            inner = route.original_router.routes if hasattr(route, "original_router") \
-                else [route]
-            found += [r for r in inner if getattr(r, "path", "").startswith("/admin")]
-        return found
+        return [r for r in app_routes() if getattr(r, "path", "").startswith("/admin")]
 
     def test_every_admin_page_refuses_anonymous_users(self, client):
         anonymous = browser()

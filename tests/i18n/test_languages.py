@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.bank.checks import check_bank
 from app.bank.loader import load_bank
 from app.config import ROOT
-from app.db import get_session
 from app.i18n import LANGUAGES
 from app.i18n.negotiation import match, parse_accept_language
 from app.i18n.router import safe_next
-from app.main import create_app
-from tests.conftest import csrf_token
+from tests.conftest import client_on, csrf_token
 
 PAGES = ["/", "/questions", "/questions/ring-allreduce-bytes-per-rank", "/calculators",
          "/calculators/collective?op=all-reduce&world_size=8&message_bytes=800MB",
@@ -104,15 +100,7 @@ def test_missing_translation_falls_back_to_english_and_says_so(engine):
         "translations": {"en": ring.question.translations["en"]}})
     with Session(engine) as session, session.begin():
         load_bank(session, [type(ring)(ring.path, english_only)])
-    app = create_app()
-    factory = sessionmaker(bind=engine)
-
-    def session_override() -> Iterator[Session]:
-        with factory() as session:
-            yield session
-
-    app.dependency_overrides[get_session] = session_override
-    with TestClient(app) as client:
+    for client in client_on(engine):
         page = client.get("/questions/ring-allreduce-bytes-per-rank?lang=fr")
     assert '<html lang="fr">' in page.text
     assert "Bytes each rank sends" in page.text

@@ -9,7 +9,7 @@ import filecmp
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, make_url, select, text
+from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
 from app.backup import BackupError, backup, restore
@@ -18,7 +18,7 @@ from app.bank.loader import export_bank, load_bank
 from app.config import ROOT
 from app.db import Base, make_engine
 from app.questions.models import Question
-from tests.conftest import POSTGRES_URL, migrate
+from tests.conftest import migrate, postgres_database
 
 
 def url_of(engine: Engine) -> str:
@@ -31,16 +31,8 @@ def target_url(engine: Engine, tmp_path: Path):
     if engine.dialect.name == "sqlite":
         yield f"sqlite:///{tmp_path / 'restored.db'}"
         return
-    base = make_url(POSTGRES_URL or "")
-    name = f"{base.database}_restore"
-    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    yield base.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    yield postgres_database("restore")
+    postgres_database("restore", create=False)
 
 
 def fill(engine: Engine) -> None:

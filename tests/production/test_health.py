@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import get_session, make_engine
-from tests.conftest import migrate
+from app.db import make_engine
+from tests.conftest import client_on, migrate
 
 
 def test_healthz(client):
@@ -27,24 +26,9 @@ def test_ready_with_the_bank_loaded(client):
         "database": "ok", "migrations": "ok", "bank": "ok"}}
 
 
-def app_on(engine: Engine) -> Iterator[TestClient]:
-    from app.main import create_app
-
-    app = create_app()
-    factory = sessionmaker(bind=engine)
-
-    def session_override() -> Iterator[Session]:
-        with factory() as session:
-            yield session
-
-    app.dependency_overrides[get_session] = session_override
-    with TestClient(app, raise_server_exceptions=False) as test_client:
-        yield test_client
-
-
 @pytest.fixture
 def fresh_client(empty_engine: Engine) -> Iterator[TestClient]:
-    yield from app_on(empty_engine)
+    yield from client_on(empty_engine)
 
 
 def test_not_ready_before_migrations_then_before_the_bank(fresh_client, empty_engine):
@@ -64,7 +48,7 @@ def test_not_ready_before_migrations_then_before_the_bank(fresh_client, empty_en
 
 def test_not_ready_when_the_database_is_unreachable(tmp_path: Path):
     engine = make_engine(f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}")
-    for test_client in app_on(engine):
+    for test_client in client_on(engine):
         response = test_client.get("/readyz")
         assert response.status_code == 503
         assert response.json()["checks"] == {"database": "unreachable: OperationalError"}

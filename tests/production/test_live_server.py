@@ -16,10 +16,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from sqlalchemy import create_engine, make_url, text
 
 from app.config import ROOT
-from tests.conftest import POSTGRES_URL
+from tests.conftest import POSTGRES_URL, postgres_database
 
 RINGSIDE = str(Path(sys.executable).with_name("ringside"))
 WORKERS = 2
@@ -32,16 +31,7 @@ def free_port() -> int:
 
 
 def database_url(tmp_path: Path) -> str:
-    if not POSTGRES_URL:
-        return f"sqlite:///{tmp_path / 'live.db'}"
-    base = make_url(POSTGRES_URL)
-    name = f"{base.database}_live"
-    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return base.set(database=name).render_as_string(hide_password=False)
+    return postgres_database("live") if POSTGRES_URL else f"sqlite:///{tmp_path / 'live.db'}"
 
 
 class LiveServer:

@@ -8,17 +8,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import app
+from tests.conftest import app_routes
 
 
 def unsafe_routes() -> list[tuple[str, str]]:
     found = []
-    for route in app.routes:
-        inner = route.original_router.routes if hasattr(route, "original_router") else [route]
-        for r in inner:
-            for method in getattr(r, "methods", set()) or set():
-                if method in {"POST", "PUT", "PATCH", "DELETE"} and not r.path.startswith(
-                        "/api/"):
-                    found.append((method, re.sub(r"\{[^}]+\}", "x", r.path)))
+    for r in app_routes():
+        for method in getattr(r, "methods", set()) or set():
+            if method in {"POST", "PUT", "PATCH", "DELETE"} and not r.path.startswith("/api/"):
+                found.append((method, re.sub(r"\{[^}]+\}", "x", r.path)))
     return sorted(set(found))
 
 

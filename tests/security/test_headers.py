@@ -12,7 +12,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from app.db import Base
-from tests.conftest import csrf_token
+from tests.conftest import app_routes, csrf_token
 from tests.security.test_csrf import ROUTES as UNSAFE_ROUTES
 
 EXPECTED = {
@@ -168,15 +168,8 @@ def _row_counts(engine: Engine) -> dict[str, int]:
 
 
 def _safe_paths() -> list[str]:
-    from app.main import app
-
-    found = []
-    for route in app.routes:
-        inner = route.original_router.routes if hasattr(route, "original_router") else [route]
-        for r in inner:
-            if "GET" in (getattr(r, "methods", None) or set()):
-                found.append(re.sub(r"\{[^}]+\}", "x", r.path))
-    return sorted(set(found))
+    return sorted({re.sub(r"\{[^}]+\}", "x", r.path) for r in app_routes()
+                   if "GET" in (getattr(r, "methods", None) or set())})
 
 
 def test_get_changes_nothing(client, web_engine):
