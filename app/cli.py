@@ -236,13 +236,15 @@ def cmd_bank_schema(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.serving import NoDelayHTTPProtocol
+
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
     # Logging is configured by the app itself (JSON lines with a request id, app/logs.py);
     # proxy headers are trusted only from --forwarded-allow-ips (default: loopback).
     uvicorn.run("app.main:app", host=args.host, port=args.port, workers=args.workers,
-                proxy_headers=True, forwarded_allow_ips=args.forwarded_allow_ips,
-                log_config=None, access_log=False)
+                http=NoDelayHTTPProtocol, proxy_headers=True,
+                forwarded_allow_ips=args.forwarded_allow_ips, log_config=None, access_log=False)
     return 0
 
 

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
         default=["*"],
         description='Host names served (JSON list); required in production',
     )
+    warm_up: bool | None = Field(
+        default=None,
+        description="Fill each worker's caches before it serves (default: in production)",
+    )
     log_format: Literal["json", "console"] = "json"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 

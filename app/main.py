@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
@@ -27,6 +30,16 @@ from app.web.errors import UnexpectedErrorMiddleware
 from app.web.security import SecurityHeadersMiddleware
 
 
+@asynccontextmanager
+async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    settings = get_settings()
+    if settings.warm_up if settings.warm_up is not None else settings.env == "production":
+        from app.warmup import warm_up
+
+        warm_up()
+    yield
+
+
 def create_app() -> FastAPI:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
@@ -39,6 +52,7 @@ def create_app() -> FastAPI:
         docs_url="/api/v1/docs",
         redoc_url=None,
         dependencies=[Depends(csrf_protect)],
+        lifespan=lifespan,
     )
     # Last added runs first: the request log and id wrap everything, then compression,
     # headers, hosts, language, CSRF cookie; unexpected errors are answered innermost so

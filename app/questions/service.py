@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.bank.calls import fill_placeholders
 from app.bank.loader import question_from_row
@@ -41,6 +41,13 @@ def parsed(row: Question) -> QuestionFile:
     if len(_PARSED) > _PARSED_MAX:
         _PARSED.popitem(last=False)
     return question
+
+
+def preload(session: Session) -> int:
+    """Parse every live question into the cache (a new worker does it before serving)."""
+    rows = session.scalars(select(Question).where(Question.public()).options(
+        selectinload(Question.translations), selectinload(Question.tags)))
+    return sum(1 for row in rows if parsed(row))
 
 
 @dataclass(frozen=True)
