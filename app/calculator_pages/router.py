@@ -16,7 +16,8 @@ from starlette.responses import Response
 from app import pictures
 from app.calculator import InputError, calculators, get
 from app.calculator.registry import BadValue, UnknownCalculator, value_from_text
-from app.web.templating import render
+from app.i18n import _
+from app.web.templating import drawn, render
 
 router = APIRouter(prefix="/calculators", include_in_schema=False)
 
@@ -42,7 +43,7 @@ def detail(request: Request, name: str) -> Response:
                  if k in known | extra_names and v.strip()}
     context: dict[str, object] = {"calculator": calculator, "values": submitted,
                                   "extra_params": extra_params, "evaluation": None,
-                                  "figures": [], "errors": {}}
+                                  "pictures_html": "", "errors": {}}
     status = 200
     given = {k: v for k, v in submitted.items() if k in known}
     if given:
@@ -63,6 +64,6 @@ def detail(request: Request, name: str) -> Response:
             status = 422
         else:
             context["evaluation"] = evaluation
-            context["figures"] = pictures.for_evaluation(evaluation, "calc", extra)
+            context["pictures_html"] = drawn(name, evaluation.params, "calc", _("Pictures"), extra)
     return render(request, "calculators/detail.html", context, block="result",
                   status_code=status)

@@ -26,8 +26,8 @@ from app.pictures import collective, memory, pipeline
 from app.pictures.common import Figure, Table
 from app.pictures.progress import topic_bars, trend
 
-__all__ = ["EXTRA_PARAMS", "Figure", "Table", "for_call", "for_evaluation", "for_question",
-           "has_pictures", "topic_bars", "trend"]
+__all__ = ["EXTRA_PARAMS", "Figure", "Table", "for_call", "for_evaluation", "has_pictures",
+           "topic_bars", "trend"]
 
 Builder = Callable[[Evaluation, str, Mapping[str, Any]], list[Figure]]
 
@@ -60,7 +60,8 @@ def for_evaluation(evaluation: Evaluation, prefix: str = "pic",
     return builder(evaluation, prefix, extra or {}) if builder else []
 
 
-def for_call(name: str, params: Mapping[str, Any], prefix: str = "pic") -> list[Figure]:
+def for_call(name: str, params: Mapping[str, Any], prefix: str = "pic",
+             extra: Mapping[str, Any] | None = None) -> list[Figure]:
     """Run the calculator ``name`` on ``params`` and draw its result ([] if it cannot run)."""
     if name not in BUILDERS:
         return []
@@ -68,12 +69,4 @@ def for_call(name: str, params: Mapping[str, Any], prefix: str = "pic") -> list[
         evaluation = get(name).evaluate(params)
     except (InputError, UnknownCalculator):
         return []
-    return for_evaluation(evaluation, prefix)
-
-
-def for_question(question: Any, prefix: str = "q") -> list[Figure]:
-    """A question's pictures, drawn with the numbers it was shown (its variant's)."""
-    answer = getattr(question.spec, "answer", None)
-    if answer is None:
-        return []
-    return for_call(answer.calculator.name, question.params, prefix)
+    return for_evaluation(evaluation, prefix, extra)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
@@ -9,6 +11,7 @@ from urllib.parse import quote
 import jinja2
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
+from markupsafe import Markup
 from starlette.responses import Response
 
 from app import i18n, pictures
@@ -53,6 +56,40 @@ def path_for(context: Any, name: str, /, **params: Any) -> str:
 
 
 templates.env.globals["path_for"] = path_for
+
+# Drawn pictures kept per worker: a question's take 5-20 kB, a calculator page's up to 130 kB.
+DRAWN_MAX = 256
+
+
+@lru_cache(maxsize=DRAWN_MAX)
+def _drawn(name: str, params: str, extra: str, prefix: str, heading: str | None,
+           lang: str) -> Markup:
+    figures = pictures.for_call(name, json.loads(params), prefix, json.loads(extra))
+    module = templates.env.get_template("pictures/figure.html").module
+    markup: Markup = module.figures(figures, heading)  # type: ignore[attr-defined]
+    return markup  # a macro of an autoescaping template returns Markup
+
+
+def drawn(name: str, params: Mapping[str, Any], prefix: str, heading: str | None = None,
+          extra: Mapping[str, Any] | None = None) -> Markup:
+    """The pictures of calculator ``name`` on ``params``, as SVG markup ("" if none).
+
+    Drawing is most of the work of a calculator page or a graded answer, and the markup
+    depends only on the numbers, the id prefix and the language (it holds no nonce and
+    no token), so each combination is drawn once.
+    """
+    return _drawn(name, json.dumps(params, sort_keys=True, default=str),
+                  json.dumps(extra or {}, sort_keys=True, default=str), prefix, heading,
+                  i18n.current_language.get())
+
+
+def question_pictures(question: Any, prefix: str) -> Markup:
+    """A question's pictures, drawn with the numbers it was shown (its variant's)."""
+    answer = question.spec.answer
+    return drawn(answer.calculator.name, question.params, prefix) if answer else Markup()
+
+
+templates.env.globals["question_pictures"] = question_pictures
 
 
 def render(

@@ -280,3 +280,17 @@ def test_calculators_without_pictures_and_bad_input_draw_nothing():
     assert for_call("mfu", {}) == []
     assert for_call("collective", {"op": "all-reduce", "world_size": 0,
                                    "message_bytes": 1}) == []
+
+
+def test_drawn_markup_is_the_figures_of_that_call_in_that_language(lang):
+    """Pages use the cached markup of ``drawn``; it must be what drawing the call's
+    figures gives, and never another language's (the cache key holds the language)."""
+    from app.web.templating import drawn, templates
+
+    macro = templates.env.get_template("pictures/figure.html").module.figures
+    for code, label in (("en", "Step 1"), ("fr", "Étape 1"), ("zh", "第 1 步")):
+        lang(code)
+        markup = drawn("collective", RING, "calc", "Pictures")
+        assert markup == macro(for_call("collective", RING, "calc"), "Pictures")
+        assert label in markup
+    assert drawn("mfu", {}, "x") == ""
