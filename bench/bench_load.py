@@ -6,7 +6,8 @@ For each configuration, on loopback only:
 starts Ringside in production mode the way docker-compose.yml does (db upgrade, bank
 load, ringside serve --workers N), then runs bench/locustfile.py headless at 50 and 200
 concurrent users for a bounded time and prints requests per second, p50/p95/p99 latency
-and errors.
+and errors. Statistics start once every user has started (locust --reset-stats): the
+figures are for that many users at once, not for the load generator's ramp-up.
 
     python bench/bench_load.py [--duration 30] [--users 50 200] [--postgres URL]
 
@@ -79,7 +80,7 @@ def locust(url: str, users: int, duration: int, workdir: Path) -> dict[str, floa
     prefix = workdir / f"u{users}"
     subprocess.run([BIN / "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
                     "-u", str(users), "-r", str(max(10, users // 4)), "-t", f"{duration}s",
-                    "--host", url, "--csv", str(prefix), "--only-summary",
+                    "--host", url, "--csv", str(prefix), "--only-summary", "--reset-stats",
                     "--stop-timeout", "5"], cwd=ROOT, check=False,
                    stdout=subprocess.DEVNULL, stderr=(workdir / f"u{users}.log").open("w"))
     with open(f"{prefix}_stats.csv", newline="") as handle:

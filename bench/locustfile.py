@@ -1,7 +1,9 @@
 """Candidates using Ringside: browsing, answering questions, running mock interviews.
 
 Run through bench/bench_load.py (which starts the server and reports the figures), or
-by hand against a running server on loopback:
+by hand against a running server on loopback. Users are FastHttpUser (geventhttpclient):
+the generator shares the server's cores, and the requests-based HttpUser spends several
+times more CPU per request, which the server's figures would pay for.
 
     locust -f bench/locustfile.py --headless -u 50 -r 25 -t 30s --host http://127.0.0.1:8000
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 
-from locust import HttpUser, between, events, task
+from locust import FastHttpUser, between, events, task
 
 SLUGS: list[dict] = []
 TOPICS = ["collectives", "data-parallel", "bucketing", "memory", "zero-fsdp",
@@ -33,12 +35,12 @@ def load_question_list(environment, **_kwargs) -> None:
         pages, page = body["pages"], page + 1
 
 
-class Candidate(HttpUser):
+class Candidate(FastHttpUser):
     wait_time = between(0.5, 2)
 
     def on_start(self) -> None:
-        self.client.get("/", name="/")
-        self.token = self.client.cookies.get("csrftoken", "")
+        self.client.get("/", name="/ (first visit)")
+        self.token = next((c.value for c in self.client.cookiejar if c.name == "csrftoken"), "")
 
     def _answer_for(self, kind: str) -> dict:
         if kind == "numeric":
@@ -48,10 +50,14 @@ class Candidate(HttpUser):
                     "step": "assess", "rubric": []}
         return {"answer": "a"}  # every choice question has a choice a
 
+    @task(1)
+    def home(self) -> None:
+        self.client.get("/", name="/")
+
     @task(4)
     def browse(self) -> None:
-        params = {"topic": random.choice(TOPICS)} if random.random() < 0.6 else {}
-        self.client.get("/questions", params=params, name="/questions")
+        query = f"?topic={random.choice(TOPICS)}" if random.random() < 0.6 else ""
+        self.client.get(f"/questions{query}", name="/questions")
 
     @task(4)
     def read_question(self) -> None:
@@ -84,8 +90,10 @@ class Candidate(HttpUser):
         started = self.client.post("/mock", data={
             "csrf_token": self.token, "seniority": random.choice(["junior", "mid", "senior"]),
             "lang": random.choice(["en", "fr", "tr", "zh"]), "length": "3", "seconds": "0"},
-            name="/mock (start)")
-        url = started.url.split("?")[0]
+            name="/mock (start)", allow_redirects=False)
+        url = (started.headers.get("location") or "").split("?")[0]
+        if not url:
+            return
         for _ in range(2):
             page = self.client.get(url, name="/mock/[id]")
             found = STEP_FORM.search(page.text)

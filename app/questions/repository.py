@@ -1,15 +1,19 @@
 """Queries for browsing questions: filters, facet counts and a page of results.
 
 The number of statements is fixed (one per facet, one count, one page, one for the
-page's translations and tags), whatever the size of the bank or the page.
+page's translations and tags), whatever the size of the bank or the page. Their results
+are kept per worker for the bank's current revision: the bank changes rarely and is read
+on every page, so a page usually costs one small statement (the revision) instead.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, case, exists, func, select
+from sqlalchemy import ColumnElement, Select, case, event, exists, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
@@ -19,6 +23,43 @@ from app.questions.search import normalise
 
 PER_PAGE = 20
 MAX_QUERY_CHARS = 100
+CACHED_RESULTS = 1024
+T = TypeVar("T")
+_RESULTS: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+def bank_revision(session: Session) -> tuple[Any, ...]:
+    """What changes whenever a question does: every save of a question row bumps its
+    ``version_id`` and ``updated_at`` (texts, tags and status included, through its
+    content hash), and a deletion changes the count. Asked once per session."""
+    if "bank_revision" not in session.info:
+        count, versions, latest = session.execute(select(
+            func.count(), func.coalesce(func.sum(Question.version_id), 0),
+            func.max(Question.updated_at))).one()
+        session.info["bank_revision"] = (str(session.get_bind().url), count, versions,
+                                         str(latest))
+    return session.info["bank_revision"]
+
+
+@event.listens_for(Session, "after_flush")
+@event.listens_for(Session, "after_transaction_end")
+def _forget_revision(session: Session, *_args: Any) -> None:
+    """A session that wrote, or starts a new transaction, asks for the revision again."""
+    session.info.pop("bank_revision", None)
+
+
+def cached(session: Session, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` for ``key`` at the bank's current revision, from this worker's cache
+    when it holds it. Results are shared between requests: never mutate one."""
+    full_key = (bank_revision(session), key)
+    if full_key in _RESULTS:
+        _RESULTS.move_to_end(full_key)
+        return _RESULTS[full_key]  # type: ignore[no-any-return]
+    value = compute()
+    _RESULTS[full_key] = value
+    if len(_RESULTS) > CACHED_RESULTS:
+        _RESULTS.popitem(last=False)
+    return value
 
 
 @dataclass(frozen=True)
@@ -119,6 +160,11 @@ def _seniority_order() -> ColumnElement[int]:
 
 def browse(session: Session, filters: Filters, lang: str,
            per_page: int = PER_PAGE) -> BrowseResult:
+    return cached(session, ("browse", filters, lang, per_page),
+                  lambda: _browse(session, filters, lang, per_page))
+
+
+def _browse(session: Session, filters: Filters, lang: str, per_page: int) -> BrowseResult:
     facets, total = facet_counts(session, filters)
     pages = max(1, -(-total // per_page))
     page = min(filters.page, pages)
@@ -201,9 +247,14 @@ def get_by_slug(session: Session, slug: str) -> Question | None:
 
 
 def titles(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
-    """Titles of questions by slug, for follow-up links (two small queries)."""
+    """Titles of live questions by slug, for follow-up links."""
     if not slugs:
         return {}
+    return cached(session, ("titles", tuple(slugs), lang), lambda: _titles_by_slug(
+        session, slugs, lang))
+
+
+def _titles_by_slug(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
     ids = dict(session.execute(select(Question.slug, Question.id).where(
         Question.slug.in_(slugs), Question.public())).all())
     by_id = _titles(session, list(ids.values()), lang)
