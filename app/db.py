@@ -6,6 +6,7 @@ psycopg 3 with the same code. A request gets one session and commits once.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import cache
@@ -75,20 +76,38 @@ def session_factory() -> sessionmaker[Session]:
     return sessionmaker(bind=engine(), expire_on_commit=False)
 
 
+# SQLite has one writer at a time; this process's writers queue here for their turn.
+_SQLITE_WRITER = threading.Lock()
+SQLITE_WRITE_WAIT_S = 30
+
+
+class DatabaseBusy(RuntimeError):
+    """Waited too long for SQLite's write lock."""
+
+
 def get_session(request: Request) -> Iterator[Session]:
     """FastAPI dependency: one session per request, committed once at the end.
 
     On SQLite a request that may write (POST and the like) takes the write lock when it
     starts (``BEGIN IMMEDIATE``): a transaction that read first and wrote later would fail
     with "database is locked" as soon as another request committed in between, instead
-    of waiting its turn.
+    of waiting its turn. Writers of this process wait for each other on a lock first:
+    SQLite's own busy wait polls with sleeps, so under load a writer could wait out its
+    timeout while others got the lock in between.
     """
     with session_factory()() as session:
-        if request.method not in SAFE_METHODS and session.get_bind().dialect.name == "sqlite":
-            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        writer = (request.method not in SAFE_METHODS
+                  and session.get_bind().dialect.name == "sqlite")
+        if writer and not _SQLITE_WRITER.acquire(timeout=SQLITE_WRITE_WAIT_S):
+            raise DatabaseBusy
         try:
+            if writer:
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             yield session
             session.commit()
         except Exception:
             session.rollback()
             raise
+        finally:
+            if writer:
+                _SQLITE_WRITER.release()
