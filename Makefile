@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test lint fmt assets install bank-check db i18n-extract bench bench-load bench-weight experiments experiments-check clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract bench bench-load bench-cpu bench-weight experiments experiments-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,10 @@ bench: install assets
 bench-load: install assets
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/bench_load.py
+
+# Server CPU per request, page by page (one worker, sequential requests; Linux /proc).
+bench-cpu: install assets
+	$(BIN)/python bench/cpu_per_request.py
 
 # Bytes on the wire for a question page and everything it loads.
 bench-weight: install assets
