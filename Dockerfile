@@ -21,6 +21,9 @@ COPY question_bank ./question_bank
 COPY templates ./templates
 COPY static ./static
 
+# The app finds its templates, migrations and bank next to its code (app/config.py ROOT):
+# import it from here, not from the copy pip put in site-packages.
+ENV PYTHONPATH=/srv/ringside
 RUN useradd --system --uid 10001 ringside
 USER ringside
 ENV RINGSIDE_ENV=production

@@ -56,3 +56,13 @@ def test_configuration_comes_from_the_environment_and_is_known_to_the_app():
     known |= {"RINGSIDE_WORKERS", "RINGSIDE_FORWARDED_ALLOW_IPS"}  # read by the CMD
     assert set(environment) <= known
     assert "RINGSIDE_WORKERS" in (ROOT / "Dockerfile").read_text()
+
+
+def test_the_image_imports_the_app_from_its_source_tree():
+    """``pip install .`` puts a copy of app/ in site-packages, where ROOT would have no
+    templates, migrations or bank (``ringside db upgrade`` then fails: "No
+    'script_location' key found"). Checked by hand on a non-editable install: with
+    PYTHONPATH set to the source tree, db upgrade, bank load and serve --workers 2 work."""
+    text = (ROOT / "Dockerfile").read_text()
+    (workdir,) = re.findall(r"^WORKDIR (\S+)$", text, re.MULTILINE)
+    assert re.search(rf"^ENV PYTHONPATH={re.escape(workdir)}$", text, re.MULTILINE)
