@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_load import BIN, ROOT, free_port  # the sibling script (bench/ is on sys.path)
+from bench_load import start  # the sibling script (bench/ is on sys.path)
 
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 TOPICS = ["collectives", "data-parallel", "bucketing", "memory", "zero-fsdp"]
@@ -117,26 +116,9 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database or f"sqlite:///{tmp}/cpu.db"
-        env = {**os.environ, "RINGSIDE_ENV": "production", "RINGSIDE_SECRET_KEY": "c" * 48,
-               "RINGSIDE_DATABASE_URL": url, "RINGSIDE_LOG_LEVEL": "WARNING",
-               "RINGSIDE_ALLOWED_HOSTS": '["127.0.0.1"]'}
-        for command in (["db", "upgrade"], ["bank", "load"]):
-            subprocess.run([BIN / "ringside", *command], env=env, cwd=ROOT, check=True,
-                           capture_output=True)
-        port = free_port()
-        server = subprocess.Popen([BIN / "ringside", "serve", "--port", str(port)], env=env,
-                                  cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        server, base = start(url, workers=1)  # one process: its CPU is the app's
         try:
-            browser = None
-            for _ in range(100):
-                try:
-                    browser = Browser(port)
-                    browser.request("GET", "/readyz")
-                    break
-                except OSError:
-                    time.sleep(0.3)
-            assert browser is not None
+            browser = Browser(int(base.rsplit(":", 1)[1]))
             print(f"| request ({'SQLite' if url.startswith('sqlite') else 'PostgreSQL'}, "
                   "1 worker) | CPU ms per request | wall ms per request |")
             print("|---|---|---|")
