@@ -8,7 +8,6 @@ on every page, so a page usually costs one small statement (the revision) instea
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -18,14 +17,14 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
 from app.i18n import DEFAULT_LANGUAGE
+from app.lru import LRU
 from app.questions.models import Question, QuestionTag, QuestionTranslation
 from app.questions.search import normalise
 
 PER_PAGE = 20
 MAX_QUERY_CHARS = 100
-CACHED_RESULTS = 1024
 T = TypeVar("T")
-_RESULTS: OrderedDict[Hashable, Any] = OrderedDict()
+_RESULTS: LRU[Any] = LRU(1024)
 
 
 def bank_revision(session: Session) -> tuple[Any, ...]:
@@ -51,15 +50,7 @@ def _forget_revision(session: Session, *_args: Any) -> None:
 def cached(session: Session, key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()`` for ``key`` at the bank's current revision, from this worker's cache
     when it holds it. Results are shared between requests: never mutate one."""
-    full_key = (bank_revision(session), key)
-    if full_key in _RESULTS:
-        _RESULTS.move_to_end(full_key)
-        return _RESULTS[full_key]  # type: ignore[no-any-return]
-    value = compute()
-    _RESULTS[full_key] = value
-    if len(_RESULTS) > CACHED_RESULTS:
-        _RESULTS.popitem(last=False)
-    return value
+    return _RESULTS.get_or_compute((bank_revision(session), key), compute)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ numbers drawn for a variant, Markdown rendered."""
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -17,30 +16,19 @@ from app.bank.calls import fill_placeholders
 from app.bank.loader import question_from_row
 from app.bank.schema import QuestionFile, Translation
 from app.i18n import DEFAULT_LANGUAGE
+from app.lru import LRU
 from app.practice.grading import shown_params, variant_params
 from app.questions import repository
 from app.questions.models import Question
 from app.web.markdown import render_markdown
 
-_PARSED: OrderedDict[str, QuestionFile] = OrderedDict()
-_PARSED_MAX = 2048
-
-
-def _cache_key(slug: str, content_hash: str) -> str:
-    return f"{slug}:{content_hash}"
+_PARSED: LRU[QuestionFile] = LRU(2048)
 
 
 def parsed(row: Question) -> QuestionFile:
     """The validated file model of a row, cached by content hash (rows repeat a lot)."""
-    key = _cache_key(row.slug, row.content_hash)
-    if key in _PARSED:
-        _PARSED.move_to_end(key)
-        return _PARSED[key]
-    question = question_from_row(row)
-    _PARSED[key] = question
-    if len(_PARSED) > _PARSED_MAX:
-        _PARSED.popitem(last=False)
-    return question
+    return _PARSED.get_or_compute((row.slug, row.content_hash),
+                                  lambda: question_from_row(row))
 
 
 def preload(session: Session) -> int:
@@ -102,7 +90,7 @@ def find(session: Session, slug: str, lang: str, seed: int | None) -> QuestionVi
         Question.slug == slug, Question.public())).one_or_none()
     if head is None:
         return None
-    spec = _PARSED.get(_cache_key(slug, head.content_hash))
+    spec = _PARSED.get((slug, head.content_hash))
     if spec is None:
         row = repository.get_by_slug(session, slug)
         if row is None:

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import sessionmaker
 
 from app import i18n, warmup
+from app.lru import LRU
 from app.questions import service
 from app.web.templating import templates
 
@@ -15,7 +16,7 @@ from app.web.templating import templates
 @pytest.fixture
 def cold(monkeypatch):
     """Empty caches, as in a new worker."""
-    monkeypatch.setattr(service, "_PARSED", service.OrderedDict())
+    monkeypatch.setattr(service, "_PARSED", LRU(service._PARSED.size))
     templates.env.cache.clear()
     i18n.translations.cache_clear()
 
