@@ -19,7 +19,6 @@ from app.practice.grading import grade, grade_open
 from app.practice.models import MockInterview
 from app.practice.profile import ensure_profile, profile_of, set_profile_cookie
 from app.questions import repository
-from app.questions.models import Question
 from app.questions.service import QuestionView, find
 from app.web.templating import render
 
@@ -168,8 +167,7 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
         result = grade(spec, answers, step.seed)
     if result.problem:
         return _step_error(request, interview, step, question, _problem_text(result.problem))
-    question_id = session.scalar(select(Question.id).where(Question.slug == step.slug))
-    service.record(session, interview, step, question_id, result, seconds, answers)
+    service.record(session, interview, step, question.question_id, result, seconds, answers)
     follow_up = None
     if step.kind == "main":
         known = {}

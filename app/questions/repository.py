@@ -230,6 +230,13 @@ def facet_counts(session: Session, filters: Filters
     return facets, total
 
 
+def live_index(session: Session) -> dict[str, tuple[int, str]]:
+    """Slug → (id, content hash) of every live question, at the bank's revision."""
+    return cached(session, "live", lambda: {slug: (question_id, digest) for
+                                            slug, question_id, digest in session.execute(
+        select(Question.slug, Question.id, Question.content_hash).where(Question.public()))})
+
+
 def get_by_slug(session: Session, slug: str) -> Question | None:
     return session.scalars(
         select(Question).where(Question.slug == slug, Question.public())

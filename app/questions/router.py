@@ -6,7 +6,6 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from sqlalchemy import select
 from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
@@ -17,7 +16,6 @@ from app.practice.grading import Grade, grade
 from app.practice.profile import ensure_profile, set_profile_cookie
 from app.practice.service import save_attempt
 from app.questions import repository
-from app.questions.models import Question
 from app.questions.service import QuestionView, find
 from app.web.templating import render
 
@@ -99,8 +97,7 @@ def answer(request: Request, form: FormDep, slug: str, session: SessionDep, lang
     token = None
     if not result.problem:  # remember it for the candidate's history and review schedule
         profile, token = ensure_profile(request, session)
-        question_id = session.scalar(select(Question.id).where(Question.slug == slug))
-        save_attempt(session, profile.id, question_id, result, None)
+        save_attempt(session, profile.id, question.question_id, result, None)
     response = render(request, "questions/detail.html",
                       _detail_context(session, question, result, **extra), block="result",
                       status_code=422 if result.problem else 200)

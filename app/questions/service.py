@@ -46,6 +46,7 @@ class QuestionView:
     texts: Translation
     seed: int | None
     params: dict[str, Any]
+    question_id: int | None = None  # its row, when found in the database
 
     @property
     def fallback(self) -> bool:
@@ -71,29 +72,29 @@ class QuestionView:
         return f"/calculators/{call.name}?{urlencode(values)}"
 
 
-def view(spec: QuestionFile, lang: str, seed: int | None = None) -> QuestionView:
+def view(spec: QuestionFile, lang: str, seed: int | None = None,
+         question_id: int | None = None) -> QuestionView:
     shown_lang = lang if lang in spec.translations else DEFAULT_LANGUAGE
     draw = variant_params(spec, seed)
     return QuestionView(spec, lang, shown_lang, spec.translations[shown_lang], seed or None,
-                        shown_params(spec, draw))
+                        shown_params(spec, draw), question_id)
 
 
 def find(session: Session, slug: str, lang: str, seed: int | None) -> QuestionView | None:
     """The live question ``slug`` as shown in ``lang`` (None when there is none).
 
-    One small query when the question is already parsed (its content hash is the cache
-    key); the full row with its translations only when it changed or is new.
+    No statement of its own when the bank has not changed (the index of live questions
+    is kept for the bank's revision) and the question is already parsed (its content hash
+    is the key); the full row with its translations only when it changed or is new.
     """
-    if len(slug) > 80:
+    found = repository.live_index(session).get(slug)
+    if found is None:
         return None
-    head = session.execute(select(Question.content_hash).where(
-        Question.slug == slug, Question.public())).one_or_none()
-    if head is None:
-        return None
-    spec = _PARSED.get((slug, head.content_hash))
+    question_id, digest = found
+    spec = _PARSED.get((slug, digest))
     if spec is None:
         row = repository.get_by_slug(session, slug)
         if row is None:
             return None
         spec = parsed(row)
-    return view(spec, lang, seed)
+    return view(spec, lang, seed, question_id)
