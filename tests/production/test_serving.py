@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 import uvicorn
 from uvicorn.server import ServerState
@@ -38,7 +39,10 @@ def test_connections_on_the_multi_worker_socket_get_tcp_nodelay():
     config = uvicorn.Config("app.main:app", host="127.0.0.1", port=0, http=NoDelayHTTPProtocol)
     config.load()
     sock = config.bind_socket()  # the listener uvicorn hands its workers
-    assert asyncio.run(nodelay_of_accepted_connection(sock, config)) != 0
+    # A thread of its own: the browser tests leave an event loop running in this one.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        nodelay = thread.submit(asyncio.run, nodelay_of_accepted_connection(sock, config))
+        assert nodelay.result(timeout=10) != 0
 
 
 def test_serve_uses_the_protocol(monkeypatch):
