@@ -78,8 +78,10 @@ def start(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str
 def locust(url: str, users: int, duration: int, workdir: Path) -> dict[str, float]:
     workdir.mkdir(parents=True, exist_ok=True)
     prefix = workdir / f"u{users}"
+    rate = max(10, users // 4)
+    ramp = -(-users // rate) + 2  # the statistics start after it (--reset-stats)
     subprocess.run([BIN / "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
-                    "-u", str(users), "-r", str(max(10, users // 4)), "-t", f"{duration}s",
+                    "-u", str(users), "-r", str(rate), "-t", f"{duration + ramp}s",
                     "--host", url, "--csv", str(prefix), "--only-summary", "--reset-stats",
                     "--stop-timeout", "5"], cwd=ROOT, check=False,
                    stdout=subprocess.DEVNULL, stderr=(workdir / f"u{users}.log").open("w"))
