@@ -261,3 +261,21 @@ def test_accuracy_over_time_is_drawn_from_the_days(web_engine, client):
     points = page.split('<polyline', 1)[1].split('points="', 1)[1].split('"', 1)[0].split()
     assert len(points) == 2
     assert points[0].endswith(",110.0") and points[1].endswith(",10.0")  # 0% then 100%
+
+
+def test_the_report_runs_as_many_statements_whatever_its_length(web_engine, client):
+    """The report names every question of the interview: their texts come from the
+    per-worker caches, not from one query per question."""
+    from tests.web.test_queries import counting
+
+    counts = {}
+    for length in ("3", "8"):
+        candidate = Candidate(client)
+        url = candidate.start(length=length, seconds="0")
+        candidate.run_to_the_end(url)
+        candidate.http.get(url)  # warm: the bank index and the parsed questions
+        with counting(web_engine) as statements:
+            report = candidate.http.get(url)
+        assert report.status_code == 200 and 'name="slug"' not in report.text  # the report
+        counts[length] = len(statements)
+    assert counts["3"] == counts["8"], counts
