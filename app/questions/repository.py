@@ -40,11 +40,30 @@ def bank_revision(session: Session) -> tuple[Any, ...]:
     return session.info["bank_revision"]
 
 
-@event.listens_for(Session, "after_flush")
+BANK_MODELS = (Question, QuestionTranslation, QuestionTag)
+
+
 @event.listens_for(Session, "after_transaction_end")
-def _forget_revision(session: Session, *_args: Any) -> None:
-    """A session that wrote, or starts a new transaction, asks for the revision again."""
-    session.info.pop("bank_revision", None)
+def _forget_revision(session: Session, transaction: Any) -> None:
+    """A new transaction, or the rest of one after a savepoint, asks for the revision
+    again (the inner transaction of each flush ends too, and changes nothing)."""
+    if transaction.parent is None or transaction.nested:
+        session.info.pop("bank_revision", None)
+
+
+@event.listens_for(Session, "after_flush")
+def _forget_revision_after_bank_writes(session: Session, _context: Any) -> None:
+    """So does a session that wrote questions (not one that only saved an attempt)."""
+    if any(isinstance(row, BANK_MODELS)
+           for row in (*session.new, *session.dirty, *session.deleted)):
+        session.info.pop("bank_revision", None)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _forget_revision_after_statements(state: Any) -> None:
+    """And one that ran an INSERT, UPDATE or DELETE statement of its own."""
+    if not state.is_select:
+        state.session.info.pop("bank_revision", None)
 
 
 def cached(session: Session, key: Hashable, compute: Callable[[], T]) -> T:
