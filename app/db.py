@@ -12,11 +12,13 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
+from fastapi import HTTPException
 from sqlalchemy import JSON, DateTime, Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from starlette.requests import Request
 
 from app.config import get_settings
+from app.i18n import _
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -81,10 +83,6 @@ _SQLITE_WRITER = threading.Lock()
 SQLITE_WRITE_WAIT_S = 30
 
 
-class DatabaseBusy(RuntimeError):
-    """Waited too long for SQLite's write lock."""
-
-
 def get_session(request: Request) -> Iterator[Session]:
     """FastAPI dependency: one session per request, committed once at the end.
 
@@ -99,7 +97,8 @@ def get_session(request: Request) -> Iterator[Session]:
         writer = (request.method not in SAFE_METHODS
                   and session.get_bind().dialect.name == "sqlite")
         if writer and not _SQLITE_WRITER.acquire(timeout=SQLITE_WRITE_WAIT_S):
-            raise DatabaseBusy
+            raise HTTPException(503, _("Ringside is very busy right now. Please try again "
+                                       "in a moment."), headers={"Retry-After": "5"})
         try:
             if writer:
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")

@@ -272,8 +272,8 @@ def titles(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
 
 
 def _titles_by_slug(session: Session, slugs: list[str], lang: str) -> dict[str, str]:
-    ids = dict(session.execute(select(Question.slug, Question.id).where(
-        Question.slug.in_(slugs), Question.public())).all())
+    index = live_index(session)
+    ids = {slug: index[slug][0] for slug in slugs if slug in index}
     by_id = _titles(session, list(ids.values()), lang)
     return {slug: by_id[qid] for slug, qid in ids.items() if qid in by_id}
 

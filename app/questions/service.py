@@ -34,8 +34,10 @@ def parsed(row: Question) -> QuestionFile:
 def preload(session: Session) -> int:
     """Parse every live question into the cache (a new worker does it before serving)."""
     rows = session.scalars(select(Question).where(Question.public()).options(
-        selectinload(Question.translations), selectinload(Question.tags)))
-    return sum(1 for row in rows if parsed(row))
+        selectinload(Question.translations), selectinload(Question.tags))).all()
+    for row in rows:
+        parsed(row)
+    return len(rows)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.db import DatabaseBusy
 from app.deps import SignInRequired
 from app.i18n import _
 from app.web.templating import render
@@ -29,25 +28,16 @@ def install(app: FastAPI) -> None:
     async def sign_in(request: Request, exc: SignInRequired) -> Response:
         return RedirectResponse(f"/login?next={quote(exc.next_path)}", status_code=303)
 
-    @app.exception_handler(DatabaseBusy)
-    async def busy(request: Request, _exc: DatabaseBusy) -> Response:
-        message = _("Ringside is very busy right now. Please try again in a moment.")
-        headers = {"Retry-After": "5"}
-        if _wants_json(request):
-            return JSONResponse({"detail": message}, status_code=503, headers=headers)
-        response = render(request, "errors/error.html", {"status": 503, "message": message},
-                          block="content", status_code=503)
-        response.headers.update(headers)
-        return response
-
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if _wants_json(request):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code,
                                 headers=getattr(exc, "headers", None))
-        return render(request, "errors/error.html",
-                      {"status": exc.status_code, "message": exc.detail},
-                      block="content", status_code=exc.status_code)
+        response = render(request, "errors/error.html",
+                          {"status": exc.status_code, "message": exc.detail},
+                          block="content", status_code=exc.status_code)
+        response.headers.update(getattr(exc, "headers", None) or {})  # Retry-After, Allow...
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
