@@ -14,8 +14,8 @@ posts, so a refused form is shown again exactly as it was typed. Field names:
   ``evidence`` and ``reviewed``, which the form does not break down);
 - ``answer.calculator``, ``answer.output``, ``answer.factor``, ``answer.param.<name>``,
   ``answer.other_params`` (``key=value`` lines the calculator does not list),
-  ``answer.value``, ``answer.tolerance_type``, ``answer.tolerance_value``, ``variants``
-  (``param = v1, v2`` lines);
+  ``answer.value``, ``answer.unit``, ``answer.tolerance_type``, ``answer.tolerance_value``,
+  ``variants`` (``param = v1, v2`` lines);
 - rows ``mistake.<row>.{id,calculator,output,factor,params,text.<lang>}``,
   ``choice.<row>.{key,correct,value,calculator,output,factor,params,text.<lang>,
   feedback.<lang>}``, ``rubric.<row>.{id,text.<lang>}``: a row holds its texts in every
@@ -202,6 +202,7 @@ def form_from_data(data: Mapping[str, Any]) -> dict[str, Any]:
             "other_params": "\n".join(f"{k}={render_scalar(v)}" for k, v in params.items()
                                       if k not in names),
             "value": "" if "value" not in answer else render_scalar(answer["value"]),
+            "unit": str(answer.get("unit") or ""),
             "tolerance_type": str(tolerance.get("type", "relative")),
             "tolerance_value": _number_text(tolerance.get("value")),
         },
@@ -293,7 +294,7 @@ def context_from_form(form: Any) -> dict[str, Any]:
     context["follow_ups"] = [v for k, v in items if k == "follow_up"][:MAX_ROWS]
     context["answer"] = {
         **{name: first.get(f"answer.{name}", "") for name in (
-            "calculator", "output", "factor", "other_params", "value", "tolerance_type",
+            "calculator", "output", "factor", "other_params", "value", "unit", "tolerance_type",
             "tolerance_value")},
         "params": {k.removeprefix(prefix): v for k, v in first.items() if k.startswith(prefix)},
     }
@@ -321,7 +322,7 @@ def to_pairs(context: Mapping[str, Any]) -> list[tuple[str, str]]:
     pairs += [("follow_up", f) for f in context["follow_ups"]]
     answer = context["answer"]
     pairs += [(f"answer.{name}", answer[name]) for name in (
-        "calculator", "output", "factor", "other_params", "value", "tolerance_type",
+        "calculator", "output", "factor", "other_params", "value", "unit", "tolerance_type",
         "tolerance_value")]
     pairs += [(f"answer.param.{k}", v) for k, v in answer["params"].items()]
     pairs.append(("variants", context["variants"]))
@@ -454,6 +455,8 @@ def data_from_context(context: Mapping[str, Any]) -> tuple[dict[str, Any], list[
             numeric["calculator"] = call
         if answer["value"].strip():
             numeric["value"] = value_from_text(answer["value"])
+        if answer["unit"].strip():
+            numeric["unit"] = answer["unit"].strip()
         if tolerance:
             numeric["tolerance"] = tolerance
         mistakes = []

@@ -9,10 +9,10 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from app.bank.calls import fill_placeholders
+from app.bank.schema import NumericAnswer
 from app.deps import SessionDep
 from app.i18n import LANGUAGES, current_language
-from app.practice.feedback import messages
+from app.practice.feedback import messages, reading_text
 from app.practice.grading import grade
 from app.questions import repository
 from app.questions.service import QuestionView, find
@@ -49,6 +49,9 @@ class QuestionOut(QuestionSummary):
     has_variants: bool
     seed: int | None
     params: dict[str, Any]
+    answer_unit: str | None = Field(description="numeric questions: the unit the answer is "
+                                    "asked in (a bare number is read in it); null for "
+                                    "counts, choice and open questions")
 
 
 class AnswerIn(BaseModel):
@@ -67,8 +70,12 @@ class AnswerOut(BaseModel):
     unit_issue: str | None
     problem: str | None
     expected: float | None
-    given: float | None
-    unit: str | None
+    given: float | None = Field(description="the answer as read, in the base unit")
+    unit: str | None = Field(description="the base unit of expected and given (B, s...)")
+    answer_unit: str | None = Field(description="the unit the question asks for; a bare "
+                                    "number is read in it")
+    read_as: str | None = Field(description="how the answer was read, as the language "
+                                "writes it (\"3,25 GB\")")
     correct_choices: list[str]
     explanation: str
 
@@ -117,9 +124,10 @@ def get_question(slug: str, session: SessionDep, lang: Lang | None = LANG_QUERY,
         id=q.spec.id, topic=q.spec.topic, seniority=q.spec.seniority,
         difficulty=q.spec.difficulty, kind=q.spec.kind, tags=list(q.spec.tags),
         lang=q.shown_lang, title=q.texts.title,
-        prompt=fill_placeholders(q.texts.prompt, q.params),
+        prompt=q.texts.prompt,
         choices=[Choice(key=c.key, text=q.choice_text(c.key)) for c in q.spec.choices],
-        has_variants=bool(q.spec.variants), seed=q.seed, params=q.params)
+        has_variants=bool(q.spec.variants), seed=q.seed, params=q.params,
+        answer_unit=q.spec.answer.unit if isinstance(q.spec.answer, NumericAnswer) else None)
 
 
 @router.post("/{slug}/answer", summary="Grade an answer", response_model=AnswerOut,
@@ -129,12 +137,13 @@ def answer_question(slug: str, body: AnswerIn, session: SessionDep,
                     lang: Lang | None = LANG_QUERY) -> JSONResponse:
     q = _load(session, slug, _lang(lang), body.seed)
     answers = body.answer if isinstance(body.answer, list) else [body.answer]
-    result = grade(q.spec, [str(a)[:2000] for a in answers[:20]], q.seed)
+    result = grade(q.spec, [str(a)[:2000] for a in answers[:20]], q.seed, current_language.get())
     out = AnswerOut(
         correct=result.correct, score=result.score,
         feedback="\n".join(m.text for m in messages(result, q)), mistake=result.mistake,
         unit_issue=result.unit_issue, problem=result.problem, expected=result.expected,
-        given=result.given, unit=result.unit, correct_choices=result.correct_choices,
+        given=result.given, unit=result.unit, answer_unit=result.answer_unit,
+        read_as=reading_text(result) or None, correct_choices=result.correct_choices,
         explanation=q.texts.explanation if not result.problem else "")
     return JSONResponse(json.loads(out.model_dump_json()),
                         status_code=422 if result.problem else 200)

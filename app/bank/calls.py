@@ -11,7 +11,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from app.bank.schema import PLACEHOLDER, CalculatorCall, QuestionFile, Tolerance
+from app.bank.schema import CalculatorCall, QuestionFile, Tolerance
 from app.calculator import get
 from app.calculator.units import DIMENSIONS, parse
 
@@ -101,12 +101,3 @@ def variant_combinations(question: QuestionFile) -> Iterator[dict[str, Any]]:
 def draw_variant(question: QuestionFile, rng: random.Random) -> dict[str, Any]:
     """One random set of new numbers."""
     return {key: rng.choice(values) for key, values in sorted(question.variants.items())}
-
-
-def fill_placeholders(text: str, params: Mapping[str, Any]) -> str:
-    """Replace ``{param}`` with its value as written (``800 MB``); other braces stay."""
-    def replace(match: Any) -> str:
-        key = match.group(1)
-        return str(params[key]) if key in params else match.group(0)
-
-    return PLACEHOLDER.sub(replace, text)

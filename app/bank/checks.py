@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,9 +35,19 @@ from app.bank.schema import (
     NumericAnswer,
     QuestionFile,
 )
-from app.calculator.units import format_quantity
+from app.calculator import get as get_calculator
+from app.calculator.reading import (
+    ReadingError,
+    dimension_of_unit,
+    read_quantity,
+    unit_spellings,
+)
+from app.calculator.units import DIMENSIONS, UnitError, format_quantity
+from app.i18n.terms import variant_uses
 
 MAX_FILE_BYTES = 512 * 1024
+# libyaml's safe loader when PyYAML was built with it: the same documents, 5 times faster.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -106,7 +118,7 @@ def parse_question(text: str, name: str, guess: str = "-"
                    ) -> tuple[QuestionFile | None, list[Finding]]:
     """YAML text to a question model; syntax and schema problems become findings."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""
@@ -192,6 +204,7 @@ def check_question(question: QuestionFile, file: str, ids: set[str], root: Path,
         if follow_up not in ids:
             add(f"follow_ups[{i}]", f"'{follow_up}' is not a question in the bank")
     _check_calculator(question, add)
+    _check_texts_follow_draws(question, add)
     _check_evidence(question, root, experiments if experiments is not None else {}, add)
     return report
 
@@ -230,6 +243,9 @@ def _check_translations(question: QuestionFile, add: Any) -> None:
         for field, text in _texts(translation.model_dump()):
             if _is_unwritten(text):
                 add(f"translations.{lang}.{field}", f"is still a placeholder ({text.strip()!r})")
+            for use in variant_uses(text, lang):
+                add(f"translations.{lang}.{field}", f"{use} in the glossary "
+                    f"(app/i18n/glossary/{lang}.yaml)")
 
 
 def _texts(data: Any, path: str = "") -> list[tuple[str, str]]:
@@ -281,6 +297,7 @@ def _check_calculator(question: QuestionFile, add: Any) -> None:
 
 def _check_numeric(question: QuestionFile, answer: NumericAnswer, add: Any) -> None:
     unit = output_unit(answer.calculator)
+    _check_answer_unit(question, answer, unit, add)
     try:
         stated = parse_value(answer.value, unit)
     except ValueError as exc:
@@ -305,6 +322,164 @@ def _check_numeric(question: QuestionFile, answer: NumericAnswer, add: Any) -> N
             elif within(wrong, expected, answer.tolerance):
                 add(field, f"{label}the calculator says this mistake is right: it gives "
                     f"{_show(wrong, unit)}, the answer is {_show(expected, unit)}")
+
+
+# Texts whose numbers must follow the draw; how many draws are compared with the default.
+FOLLOWING_FIELDS = ("explanation", "guidance.model_answer", "mistakes", "choice_feedback")
+DRAWS_COMPARED = 6
+# "8 ranks", "8 块 GPU": a count of things that a world-size-like parameter sets.
+_COUNTED = (r"\s*(?:块|个|台|路)?\s*(?:GPUs?|ranks?|rangs?|nodes?|nœuds?|düğüm\w*|stages?|"
+            r"étages?|aşama\w*|layers?|couches?|katman\w*|micro-?batch\w*|microlots?|"
+            r"workers?|replicas?|réplicas?|replika\w*|节点|层|阶段|副本)")
+
+
+def _check_texts_follow_draws(question: QuestionFile, add: Any) -> None:
+    """Placeholders can be filled; with variants, the texts follow the drawn numbers."""
+    from app.bank.texts import fill, problems, text_values
+
+    default = text_values(question, _shown(question, {}), {})
+    for lang, translation in question.translations.items():
+        for field, text in _texts(translation.model_dump()):
+            for problem in problems(text, default, lang):
+                add(f"translations.{lang}.{field}", problem)
+        prompt = _CODE_OR_MATH.sub(" ", fill(translation.prompt, default, lang))
+        for machine in _MACHINE_NUMBER.findall(prompt):
+            add(f"translations.{lang}.prompt", f"writes {machine} for a reader: write it for "
+                f"people (13 billion, 13 milliards, 130亿, 13 × 10⁹)")
+    if not question.variants or question.answer is None:
+        return
+    draws = list(variant_combinations(question))[:DRAWS_COMPARED * 4]
+    try:  # a call that cannot run is _check_calculator's finding, not this one's
+        for draw in [{}, *draws]:
+            evaluate_call(question.answer.calculator, draw)
+    except (CallError, KeyError):
+        return
+    draws = random.Random(question.id).sample(draws, min(DRAWS_COMPARED, len(draws)))  # noqa: S311
+    _check_hard_coded(question, default, draws, add)
+    drawn = [(draw, text_values(question, _shown(question, draw), draw)) for draw in draws]
+    for lang, translation in question.translations.items():
+        seen = {fill(translation.explanation, default, lang):
+                default.numbers.get("answer", math.nan)}
+        for draw, values in drawn:
+            answer = values.numbers.get("answer")
+            text = fill(translation.explanation, values, lang)
+            if text in seen and answer is not None and not math.isclose(
+                    seen[text], answer, rel_tol=1e-9):
+                add(f"translations.{lang}.explanation", f"{_variant_label(draw)}is the same "
+                    f"as for another draw whose answer differs: write the numbers that "
+                    f"depend on the draw as {{param}} or {{=expression}} placeholders")
+                break
+            seen[text] = answer if answer is not None else math.nan
+
+
+_CODE_OR_MATH = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
+_MACHINE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?e[+-]?\d+(?!\w)")
+
+
+def _shown(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]:
+    return {**question.answer.calculator.params, **draw} if question.answer else {}
+
+
+def _check_hard_coded(question: QuestionFile, default: Any, draws: list[dict[str, Any]],
+                      add: Any) -> None:
+    """A number that a draw changes, written out instead of being a placeholder."""
+    from app.bank.texts import EXPRESSION
+
+    answer = question.answer
+    assert answer is not None
+    unit = output_unit(answer.calculator)
+    dimension = DIMENSIONS.get(unit) if unit else None
+    changed = {key for draw in draws for key, value in draw.items()
+               if value != answer.calculator.params.get(key)}
+    quantities: list[tuple[str, float, Any]] = []  # (what, value, dimension)
+    expected = default.numbers.get("answer")
+    if isinstance(expected, float) and dimension is not None and any(
+            not math.isclose(evaluate_call(answer.calculator, d), expected, rel_tol=1e-6)
+            for d in draws):
+        quantities.append(("the default answer", expected, dimension))
+    counts: list[tuple[str, int]] = []
+    calculator = get_calculator(answer.calculator.name)
+    for key in sorted(changed):
+        raw = answer.calculator.params.get(key)
+        param_unit = calculator.param(key).unit if key in {p.name for p in
+                                                            calculator.params} else None
+        param_dimension = DIMENSIONS.get(param_unit) if param_unit else None
+        if isinstance(raw, str) and param_dimension is not None:
+            quantities.append((f"{{{key}}}", parse_value(raw, param_unit), param_dimension))
+        elif isinstance(raw, int) and not isinstance(raw, bool) and raw > 2:
+            counts.append((key, raw))
+    for lang, translation in question.translations.items():
+        for field, text in _texts(translation.model_dump()):
+            if not field.startswith(FOLLOWING_FIELDS):
+                continue
+            prose = EXPRESSION.sub(" ", PLACEHOLDER.sub(" ", text))
+            for token in _QUANTITY.finditer(prose):
+                for what, value, quantity_dimension in quantities:
+                    try:
+                        read = read_quantity(token.group(0), quantity_dimension, lang)
+                    except ReadingError:
+                        continue
+                    if math.isclose(read.value, value, rel_tol=0.02):
+                        add(f"translations.{lang}.{field}", f"writes '{token.group(0)}' "
+                            f"({what}), which the draws change: use a placeholder")
+            for key, count in counts:
+                if re.search(rf"(?<![\d.,]){count}{_COUNTED}(?!\w)", prose, re.IGNORECASE):
+                    add(f"translations.{lang}.{field}", f"writes {count} ({{{key}}} of the "
+                        f"default draw), which the draws change: use {{{key}}}")
+
+
+_QUANTITY = re.compile(r"(?<![\w.,])\d[\d.,\u00a0\u202f ]*\d?\s?(?:[kMGTP]i?[Bo]|[kMGTP]?bit|"
+                       r"[kMGTP]?B|octets|bytes|ms|µs|us|s|min|h)(?![\w/])")
+
+
+def _check_answer_unit(question: QuestionFile, answer: NumericAnswer, unit: str | None,
+                       add: Any) -> None:
+    """``answer.unit`` fits the output, and every prompt says it (a bare number is read in it)."""
+    dimension = DIMENSIONS.get(unit) if unit else None
+    if answer.unit is None:
+        if dimension is not None:
+            add("answer.unit", f"is missing: the answer is in {dimension.name}, so say which "
+                f"unit the prompt asks for (for example {dimension.examples.split(',')[0]})")
+        return
+    if answer.unit == "%":
+        if dimension is not None:
+            add("answer.unit", f"is %, but the answer is in {dimension.name}")
+        return
+    try:
+        asked = dimension_of_unit(answer.unit)
+    except UnitError:
+        add("answer.unit", f"'{answer.unit}' is not a unit")
+        return
+    if dimension is None or asked != dimension:
+        add("answer.unit", f"'{answer.unit}' is in {asked.name}, but the answer is "
+            f"{dimension.name if dimension else 'a plain number'}")
+        return
+    for lang, translation in question.translations.items():
+        if not mentions_unit(translation.prompt, answer.unit, lang):
+            add(f"translations.{lang}.prompt", f"does not say the answer's unit "
+                f"({' or '.join(sorted(unit_spellings(answer.unit)))}); a bare number is "
+                f"read in {answer.unit}")
+
+
+def mentions_unit(text: str, unit: str, lang: str) -> bool:
+    """Whether ``text`` names ``unit`` in one of its spellings (not as part of a rate).
+
+    Words are matched whatever their case ("Dakika"); a one-character Chinese unit only
+    in the phrases that ask for it (以年为单位, 秒（s）).
+    """
+    prose = re.sub(r"\{[a-z_][a-z0-9_]*\}", " ", text)
+    for spelling in unit_spellings(unit):
+        if not spelling.isascii():
+            if len(spelling) > 1 and spelling in prose:
+                return True
+            if len(spelling) == 1 and re.search(
+                    rf"以{spelling}|{spelling}为单位|{spelling}（", prose):
+                return True
+            continue
+        flags = re.IGNORECASE if len(spelling) > 3 else 0
+        if re.search(rf"(?<![\w/]){re.escape(spelling)}(?![\w/])", prose, flags):
+            return True
+    return False
 
 
 def _answers_per_variant(question: QuestionFile, call: CalculatorCall, add: Any

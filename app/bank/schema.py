@@ -73,6 +73,9 @@ class NumericAnswer(Strict):
     calculator: CalculatorCall
     value: Scalar = Field(description="the expected value with its unit, e.g. '1.4 GB'; "
                           "a plain number for unitless outputs")
+    unit: str | None = Field(default=None, max_length=20, description="the unit the prompt "
+                             "asks for ('GB', 'ms', 'min'; '%' for a percentage); a bare "
+                             "number is read in it. None for counts and plain numbers")
     tolerance: Tolerance = Tolerance()
     mistakes: list[Mistake] = Field(default_factory=list)
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, bad, calculator
 from app.calculator.units import BYTES, BYTES_PER_SECOND, SECONDS, SECONDS_PER_BYTE
-from app.calculator.units import format_quantity as fq
 
 OPS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "all-to-all")
 ALGORITHMS = ("ring", "tree", "recursive-doubling", "recursive-halving", "rabenseifner",
@@ -215,14 +214,21 @@ def collective(
         "busbw_factor": busbw_factor(op, p),
     }
     worked = [
-        f"{algorithm} {op} on p = {p} ranks, S = {fq(n, 'B')}",
-        f"steps = {c.formulas['steps']} = {c.steps}",
-        f"bytes sent per rank = {c.formulas['bytes']} = {fq(c.sent, 'B')}",
-        f"busbw factor = {BUSBW_FACTOR_TEXT[op]} = {outputs['busbw_factor']:.4g}",
+        Step(N_("%(algorithm)s %(op)s on p = %(p)s ranks, S = %(size)s"),
+             {"algorithm": algorithm, "op": op, "p": p, "size": Quantity(n, "B")}),
+        Step(N_("steps = %(formula)s = %(steps)s"),
+             {"formula": c.formulas["steps"], "steps": c.steps}),
+        Step(N_("bytes sent per rank = %(formula)s = %(bytes)s"),
+             {"formula": c.formulas["bytes"], "bytes": Quantity(c.sent, "B")}),
+        Step(N_("busbw factor = %(formula)s = %(factor)s"),
+             {"formula": BUSBW_FACTOR_TEXT[op], "factor": outputs["busbw_factor"]}),
     ]
     if alpha_s is not None and beta is not None:
         time = c.steps * alpha_s + c.beta_bytes * beta + c.gamma_bytes * gamma_s_per_byte
         outputs["time_s"] = time
-        worked.append(f"time = {c.formulas['time']} with α = {fq(alpha_s, 's')}, "
-                      f"β = {beta:.4g} s/B, γ = {gamma_s_per_byte:.4g} s/B = {fq(time, 's')}")
+        worked.append(Step(N_("time = %(formula)s with α = %(alpha)s, β = %(beta)s s/B, "
+                              "γ = %(gamma)s s/B = %(time)s"),
+                           {"formula": c.formulas["time"], "alpha": Quantity(alpha_s, "s"),
+                            "beta": beta, "gamma": gamma_s_per_byte,
+                            "time": Quantity(time, "s")}))
     return Result(outputs, worked)

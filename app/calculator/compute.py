@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, bad, calculator
 from app.calculator.units import FLOP_PER_SECOND
-from app.calculator.units import format_quantity as fq
-from app.calculator.units import significant as sig
 
 PF_DAY = 1e15 * 86_400  # FLOPs in one petaFLOP/s-day
 
@@ -49,8 +47,10 @@ def training_flops(
     """C ≈ 6ND (Kaplan §2.1): 2ND forward, 4ND backward, attention ignored."""
     flops = 6 * params * tokens
     outputs: dict[str, float] = {"flops": flops, "pf_days": flops / PF_DAY}
-    worked = [f"C = 6·N·D = 6 × {sig(params)} × {sig(tokens)} = {fq(flops, 'FLOP')} "
-              f"= {sig(flops / PF_DAY)} PF-days"]
+    worked = [Step(N_("C = 6·N·D = 6 × %(params)s × %(tokens)s = %(flops)s = %(pf_days)s "
+                      "PF-days"), {"params": params, "tokens": tokens,
+                                   "flops": Quantity(flops, "FLOP"),
+                                   "pf_days": flops / PF_DAY})]
     timing = {"gpus": gpus, "peak_flops_per_gpu": peak_flops_per_gpu, "mfu": mfu}
     given = [k for k, v in timing.items() if v is not None]
     if given and len(given) < len(timing):
@@ -59,8 +59,11 @@ def training_flops(
     if gpus is not None and peak_flops_per_gpu is not None and mfu is not None:
         time = flops / (gpus * peak_flops_per_gpu * mfu)
         outputs["time_s"] = time
-        worked.append(f"time = C / (gpus · peak · MFU) = {fq(flops, 'FLOP')} / ({gpus} × "
-                      f"{fq(peak_flops_per_gpu, 'FLOP/s')} × {sig(mfu)}) = {fq(time, 's')}")
+        worked.append(Step(N_("time = C / (GPUs · peak · MFU) = %(flops)s / (%(gpus)s × "
+                              "%(peak)s × %(mfu)s) = %(time)s"),
+                           {"flops": Quantity(flops, "FLOP"), "gpus": gpus,
+                            "peak": Quantity(peak_flops_per_gpu, "FLOP/s"), "mfu": mfu,
+                            "time": Quantity(time, "s")}))
     return Result(outputs, worked)
 
 
@@ -120,13 +123,18 @@ def mfu(
     per_token = 6 * params + attention
     achieved = per_token * tokens_per_s
     peak = gpus * peak_flops_per_gpu
-    attention_text = (f" + 12·L·H·Q·T = {fq(6 * params, 'FLOP')} + {fq(attention, 'FLOP')}"
-                      if attention else "")
+    attention_text = Step(" + 12·L·H·Q·T = %(dense)s + %(attention)s", {
+        "dense": Quantity(6 * params, "FLOP"), "attention": Quantity(attention, "FLOP")}) \
+        if attention else ""
     worked = [
-        f"FLOPs per token = 6N{attention_text} = {fq(per_token, 'FLOP')}",
-        f"achieved = {fq(per_token, 'FLOP')} × {sig(tokens_per_s)} tokens/s "
-        f"= {fq(achieved, 'FLOP/s')}",
-        f"MFU = achieved / ({gpus} × {fq(peak_flops_per_gpu, 'FLOP/s')}) = {sig(achieved / peak)}",
+        Step(N_("FLOPs per token = 6N%(attention)s = %(per_token)s"),
+             {"attention": attention_text, "per_token": Quantity(per_token, "FLOP")}),
+        Step(N_("achieved = %(per_token)s × %(tokens)s tokens/s = %(achieved)s"),
+             {"per_token": Quantity(per_token, "FLOP"), "tokens": tokens_per_s,
+              "achieved": Quantity(achieved, "FLOP/s")}),
+        Step(N_("MFU = achieved / (%(gpus)s × %(peak)s) = %(mfu)s"),
+             {"gpus": gpus, "peak": Quantity(peak_flops_per_gpu, "FLOP/s"),
+              "mfu": achieved / peak}),
     ]
     return Result({"flops_per_token": per_token, "achieved_flops_per_s": achieved,
                    "mfu": achieved / peak}, worked)

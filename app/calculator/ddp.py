@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, bad, calculator
 from app.calculator.units import BYTES
-from app.calculator.units import format_quantity as fq
 from app.calculator.units import significant as sig
 
 MIB = 1024 * 1024
@@ -65,9 +64,10 @@ def ddp_sync(
         "scale_vs_average": float(world) if reduction == "sum" else 1.0,
     }
     worked = [
-        f"W = {world} ranks, local gradients " + ", ".join(_vector(g) for g in local_grads),
-        ("sum hook: Σ g_r = " if reduction == "sum" else "average: (1/W)·Σ g_r = ")
-        + _vector(synced),
+        Step(N_("W = %(world)s ranks, local gradients %(grads)s"),
+             {"world": world, "grads": ", ".join(_vector(g) for g in local_grads)}),
+        Step(N_("sum hook: Σ g_r = %(synced)s") if reduction == "sum"
+             else N_("average: (1/W)·Σ g_r = %(synced)s"), {"synced": _vector(synced)}),
     ]
     if local_batch_sizes is not None:
         if len(local_batch_sizes) != world:
@@ -79,8 +79,8 @@ def ddp_sync(
         per_rank = world if reduction == "average" else 1
         outputs["pooled_mean_grad"] = pooled
         outputs["pooled_loss_scales"] = [per_rank * b / samples for b in local_batch_sizes]
-        worked.append(f"pooled mean over {samples} samples: Σ b_r·g_r / Σ b_r = "
-                      f"{_vector(pooled)}")
+        worked.append(Step(N_("pooled mean over %(samples)s samples: Σ b_r·g_r / Σ b_r = "
+                              "%(pooled)s"), {"samples": samples, "pooled": _vector(pooled)}))
     return Result(outputs, worked)
 
 
@@ -158,16 +158,20 @@ def ddp_buckets(
     count = len(param_bytes)
     if find_unused_parameters:
         buckets = list(reversed(assign_buckets(param_bytes, list(range(count)), limits)))
-        how = "built in registration order at construction, reduced in reverse, never rebuilt"
+        how = N_("buckets built in registration order at construction, reduced in reverse, "
+                 "never rebuilt")
     else:
         buckets = assign_buckets(param_bytes, list(reversed(range(count))), limits)
-        how = "rebuilt after the first iteration in gradient-ready order (reverse registration)"
+        how = N_("buckets rebuilt after the first iteration in gradient-ready order (reverse "
+                 "registration)")
     sizes = [sum(param_bytes[i] for i in bucket) for bucket in buckets]
     worked = [
-        f"{count} parameters, {fq(sum(param_bytes), 'B')} of gradients; caps: first "
-        f"{fq(first, 'B')}, then {fq(cap, 'B')}",
-        f"buckets {how}",
-    ] + [f"bucket {k}: parameters {bucket} = {fq(size, 'B')}"
+        Step(N_("%(count)s parameters, %(bytes)s of gradients; caps: first %(first)s, then "
+                "%(cap)s"), {"count": count, "bytes": Quantity(sum(param_bytes), "B"),
+                             "first": Quantity(first, "B"), "cap": Quantity(cap, "B")}),
+        Step(how),
+    ] + [Step(N_("bucket %(index)s: parameters %(members)s = %(bytes)s"),
+              {"index": str(k), "members": str(bucket), "bytes": Quantity(size, "B")})
          for k, (bucket, size) in enumerate(zip(buckets, sizes, strict=True))]
     return Result({"num_buckets": len(buckets), "buckets": buckets, "bucket_bytes": sizes,
                    "first_bucket_cap_bytes": first, "bucket_cap_bytes": cap}, worked)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, bad, calculator
 from app.calculator.units import SECONDS
-from app.calculator.units import format_quantity as fq
 
 
 def daly_interval(checkpoint_cost: float, mtbf: float) -> float:
@@ -67,19 +66,22 @@ def checkpoint_interval(
         if nodes is None:
             raise bad("nodes", "is required with node_mtbf_s")
         mtbf = node_mtbf_s / nodes
-        first = f"M = M_node / nodes = {fq(node_mtbf_s, 's')} / {nodes} = {fq(mtbf, 's')}"
+        first = Step(N_("M = M_node / nodes = %(node)s / %(nodes)s = %(mtbf)s"),
+                     {"node": Quantity(node_mtbf_s, "s"), "nodes": nodes,
+                      "mtbf": Quantity(mtbf, "s")})
     else:
         mtbf = mtbf_s
-        first = f"M = {fq(mtbf, 's')}"
+        first = Step("M = %(mtbf)s", {"mtbf": Quantity(mtbf, "s")})
     young = math.sqrt(2 * checkpoint_cost_s * mtbf)
     daly = daly_interval(checkpoint_cost_s, mtbf)
     waste = checkpoint_cost_s / young + young / (2 * mtbf)
     worked = [
         first,
-        f"τ_Young = √(2·C·M) = √(2 × {fq(checkpoint_cost_s, 's')} × {fq(mtbf, 's')}) "
-        f"= {fq(young, 's')}",
-        f"τ_Daly = {fq(daly, 's')}",
-        f"time lost ≈ C/τ + τ/(2M) = {waste:.3%}",
+        Step("τ_Young = √(2·C·M) = √(2 × %(cost)s × %(mtbf)s) = %(young)s",
+             {"cost": Quantity(checkpoint_cost_s, "s"), "mtbf": Quantity(mtbf, "s"),
+              "young": Quantity(young, "s")}),
+        Step("τ_Daly = %(daly)s", {"daly": Quantity(daly, "s")}),
+        Step(N_("time lost ≈ C/τ + τ/(2M) = %(percent)s %%"), {"percent": waste * 100}),
     ]
     return Result({"cluster_mtbf_s": mtbf, "young_interval_s": young, "daly_interval_s": daly,
                    "waste_fraction": waste}, worked)

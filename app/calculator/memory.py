@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, bad, calculator
 from app.calculator.units import BYTES
-from app.calculator.units import format_quantity as fq
-from app.calculator.units import significant as sig
 
 # Bytes per parameter: (weights, gradients, optimizer state) by precision and optimizer.
 # Mixed precision keeps 16-bit weights and gradients and an fp32 master copy inside the
@@ -18,13 +16,15 @@ BYTES_PER_PARAM = {
     ("fp32", "sgd-momentum"): (4, 4, 4),
     ("fp32", "sgd"): (4, 4, 0),
 }
+PRECISION_TEXT = {"mixed": N_("mixed precision"), "fp32": N_("fp32 precision")}
+RECOMPUTE_TEXT = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
 OPTIMIZER_STATE_TEXT = {
-    ("mixed", "adam"): "fp32 master weights 4 + Adam momentum 4 + variance 4",
-    ("mixed", "sgd-momentum"): "fp32 master weights 4 + momentum 4",
-    ("mixed", "sgd"): "fp32 master weights 4",
-    ("fp32", "adam"): "Adam momentum 4 + variance 4",
-    ("fp32", "sgd-momentum"): "momentum 4",
-    ("fp32", "sgd"): "none",
+    ("mixed", "adam"): N_("fp32 master weights 4 + Adam momentum 4 + variance 4"),
+    ("mixed", "sgd-momentum"): N_("fp32 master weights 4 + momentum 4"),
+    ("mixed", "sgd"): N_("fp32 master weights 4"),
+    ("fp32", "adam"): N_("Adam momentum 4 + variance 4"),
+    ("fp32", "sgd-momentum"): N_("momentum 4"),
+    ("fp32", "sgd"): N_("none"),
 }
 FP32_GRAD_ACCUM_BYTES = 4  # Ultra-Scale Playbook: bf16 training with fp32 gradient buffers
 
@@ -108,21 +108,27 @@ def model_memory(
     def term(b: int, shard: int) -> str:
         return f"{b}Ψ" + (f"/{shard}" if shard > 1 else "")
 
-    mp_text = f", all divided by N_m = {mp}" if mp > 1 else ""
+    mp_text = Step(N_(", all divided by N_m = %(mp)s"), {"mp": mp}) if mp > 1 else ""
     worked = [
-        f"Ψ = {sig(params)} parameters, {precision} precision, {optimizer}, ZeRO stage "
-        f"{zero_stage}, N_d = {dp}{mp_text}",
-        f"bytes per parameter: weights {w}, gradients {g}, optimizer state {k} "
-        f"({OPTIMIZER_STATE_TEXT[(precision, optimizer)]})",
-        f"per device = {term(w, shard_w)} + {term(g, shard_g)} + {term(k, shard_k)} "
-        f"= {fq(param_bytes, 'B')} + {fq(grad_bytes, 'B')} + {fq(optimizer_bytes, 'B')} "
-        f"= {fq(total, 'B')}",
+        Step(N_("Ψ = %(params)s parameters, %(precision)s, %(optimizer)s, ZeRO stage "
+                "%(stage)s, N_d = %(dp)s%(mp)s"),
+             {"params": params, "precision": Step(PRECISION_TEXT[precision]),
+              "optimizer": optimizer, "stage": str(zero_stage), "dp": dp, "mp": mp_text}),
+        Step(N_("bytes per parameter: weights %(w)s, gradients %(g)s, optimizer state %(k)s "
+                "(%(state)s)"), {"w": w, "g": g, "k": k,
+                                 "state": Step(OPTIMIZER_STATE_TEXT[(precision, optimizer)])}),
+        Step(N_("per device = %(terms)s = %(params)s + %(grads)s + %(state)s = %(total)s"),
+             {"terms": f"{term(w, shard_w)} + {term(g, shard_g)} + {term(k, shard_k)}",
+              "params": Quantity(param_bytes, "B"), "grads": Quantity(grad_bytes, "B"),
+              "state": Quantity(optimizer_bytes, "B"), "total": Quantity(total, "B")}),
     ]
     if device_bytes is not None:
         outputs["max_params"] = device_bytes / (total / params)
         outputs["fits"] = total <= device_bytes
-        worked.append(f"largest Ψ in {fq(device_bytes, 'B')} = M / {sig(total / params)} B "
-                      f"= {sig(outputs['max_params'])} parameters")
+        worked.append(Step(N_("largest Ψ in %(memory)s = M / %(per_param)s B = %(max)s "
+                              "parameters"), {"memory": Quantity(device_bytes, "B"),
+                                              "per_param": total / params,
+                                              "max": outputs["max_params"]}))
     return Result(outputs, worked)
 
 
@@ -184,9 +190,15 @@ def activation_memory(
         text = "10 + 24/t + 5as/(ht)" if recompute == "none" else "10 + 24/t"
     per_layer = sbh * factor
     worked = [
-        f"s = {s}, b = {b}, h = {h}, a = {a}, t = {t}, L = {layers}, "
-        f"sequence parallel: {'yes' if sequence_parallel else 'no'}, recompute: {recompute}",
-        f"per layer = sbh·({text}) = {sig(sbh)} × {sig(factor)} = {fq(per_layer, 'B')}",
-        f"total = L × per layer = {fq(per_layer * layers, 'B')}",
+        Step(N_("s = %(s)s, b = %(b)s, h = %(h)s, a = %(a)s, t = %(t)s, L = %(layers)s, "
+                "sequence parallelism: %(sp)s, recomputation: %(recompute)s"),
+             {"s": s, "b": b, "h": h, "a": a, "t": t, "layers": layers,
+              "sp": Step(N_("yes") if sequence_parallel else N_("no")),
+              "recompute": Step(RECOMPUTE_TEXT[recompute])}),
+        Step(N_("per layer = sbh·(%(formula)s) = %(sbh)s × %(factor)s = %(bytes)s"),
+             {"formula": text, "sbh": sbh, "factor": factor,
+              "bytes": Quantity(per_layer, "B")}),
+        Step(N_("total = L × per layer = %(bytes)s"),
+             {"bytes": Quantity(per_layer * layers, "B")}),
     ]
     return Result({"bytes_per_layer": per_layer, "total_bytes": per_layer * layers}, worked)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from app.calculator.registry import Output, Param, Result, calculator
-from app.calculator.units import format_quantity as fq
-from app.calculator.units import significant as sig
+from app.calculator.registry import N_, Output, Param, Quantity, Result, Step, calculator
 
 
 @calculator(
@@ -41,11 +39,16 @@ def zero_comm(
     elements = factor * params
     size = elements * bytes_per_element
     outputs = {"elements_per_step": elements, "bytes_per_step": size}
-    worked = [f"stage {zero_stage}: {factor}Ψ = {factor} × {sig(params)} = {sig(elements)} "
-              f"elements × {sig(bytes_per_element)} B = {fq(size, 'B')}"]
+    worked = [Step(N_("stage %(stage)s: %(factor)sΨ = %(factor)s × %(params)s = %(elements)s "
+                      "elements × %(bytes)s B = %(size)s"),
+                   {"stage": str(zero_stage), "factor": factor, "params": params,
+                    "elements": elements, "bytes": bytes_per_element,
+                    "size": Quantity(size, "B")})]
     if dp is not None:
         outputs["ring_bytes_sent_per_rank"] = size * (dp - 1) / dp
-        worked.append(f"ring, N = {dp}: × (N−1)/N = {fq(outputs['ring_bytes_sent_per_rank'], 'B')}")
+        worked.append(Step(N_("ring, N = %(dp)s: × (N−1)/N = %(bytes)s"),
+                           {"dp": dp, "bytes": Quantity(outputs["ring_bytes_sent_per_rank"],
+                                                        "B")}))
     return Result(outputs, worked)
 
 
@@ -107,13 +110,15 @@ def tp_comm(
     per_layer = pairs * 2 * (t - 1) / t * buffer
     allreduces = 0 if sequence_parallel else pairs
     gathers = pairs if sequence_parallel else 0
-    kind = (f"{pairs} all-gathers + {pairs} reduce-scatters" if sequence_parallel
-            else f"{pairs} all-reduces")
+    kind = Step(N_("%(pairs)s all-gathers + %(pairs)s reduce-scatters") if sequence_parallel
+                else N_("%(pairs)s all-reduces"), {"pairs": pairs})
     worked = [
-        f"b = {micro_batch}, s = {seq_len}, h = {hidden}, t = {t}: {kind} per layer of "
-        f"b·s·h = {fq(buffer, 'B')}",
-        f"per layer: {pairs} × 2(t−1)/t × b·s·h = {fq(per_layer, 'B')}; "
-        f"× {layers} layers = {fq(per_layer * layers, 'B')}",
+        Step(N_("b = %(b)s, s = %(s)s, h = %(h)s, t = %(t)s: %(kind)s per layer of b·s·h = "
+                "%(buffer)s"), {"b": micro_batch, "s": seq_len, "h": hidden, "t": t,
+                                "kind": kind, "buffer": Quantity(buffer, "B")}),
+        Step(N_("per layer: %(pairs)s × 2(t−1)/t × b·s·h = %(per_layer)s; × %(layers)s layers "
+                "= %(total)s"), {"pairs": pairs, "per_layer": Quantity(per_layer, "B"),
+                                 "layers": layers, "total": Quantity(per_layer * layers, "B")}),
     ]
     return Result({
         "allreduces_per_layer": allreduces,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app.calculator.registry import Output, Param, Result, bad, calculator
-from app.calculator.units import significant as sig
+from app.calculator.registry import N_, Output, Param, Result, Step, bad, calculator
 
 
 @calculator(
@@ -55,10 +54,13 @@ def pipeline_bubble(
     if schedule == "interleaved" and v > 1:
         inflight = min(p, m) * (1 + (p - 1) / (p * v))  # the longer warm-up of chunked stages
     worked = [
-        f"{schedule} schedule, p = {p} stages, m = {m} micro-batches, v = {v}",
-        f"bubble / ideal = (p−1)/(v·m) = {p - 1}/({v}·{m}) = {sig(over_ideal)}",
-        f"bubble / total = x/(1+x) = {sig(of_total)}",
-        f"activations in flight on the first stage: {sig(inflight)} micro-batches",
+        Step(N_("%(schedule)s schedule, p = %(p)s stages, m = %(m)s micro-batches, v = %(v)s"),
+             {"schedule": schedule, "p": p, "m": m, "v": v}),
+        Step(N_("bubble / ideal = (p−1)/(v·m) = %(p1)s/(%(v)s·%(m)s) = %(ratio)s"),
+             {"p1": p - 1, "v": v, "m": m, "ratio": over_ideal}),
+        Step(N_("bubble / total = x/(1+x) = %(fraction)s"), {"fraction": of_total}),
+        Step(N_("activations in flight on the first stage: %(count)s micro-batches"),
+             {"count": inflight}),
     ]
     return Result({"bubble_over_ideal": over_ideal, "bubble_fraction_of_total": of_total,
                    "inflight_microbatches": inflight}, worked)

@@ -198,7 +198,49 @@ class Result:
     """What a calculator function returns: its outputs and the worked formula."""
 
     outputs: dict[str, Any]
-    worked: list[str] = field(default_factory=list)
+    worked: list[Step] = field(default_factory=list)
+
+
+def N_(text: str) -> str:
+    """Mark a step's English template for the UI catalogs (extracted like app.i18n.N_)."""
+    return text
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number in a base unit (B, s, FLOP...), written by whoever shows the step."""
+
+    value: float
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a worked formula: an English template with ``%(name)s`` fields, and
+    the values that fill it (numbers, :class:`Quantity`, formulas as text, other steps).
+
+    The calculator stays free of languages: the web translates the template and writes
+    the numbers as the page's language does; ``str()`` gives the English line.
+    """
+
+    text: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def render(self, translate: Callable[[str], str] = lambda text: text,
+               number: Callable[[float, int], str] = units.significant) -> str:
+        def show(value: Any) -> str:
+            if isinstance(value, Step):
+                return value.render(translate, number)
+            if isinstance(value, Quantity):
+                return units.format_quantity(value.value, value.unit, number=number)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return str(value)
+            return number(value, 4)
+
+        return translate(self.text) % {key: show(v) for key, v in self.values.items()}
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 @dataclass(frozen=True)
@@ -208,7 +250,7 @@ class Evaluation:
     calculator: Calculator
     params: dict[str, Any]
     outputs: dict[str, Any]
-    worked: list[str]
+    worked: list[Step]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.calculator import units
-from app.calculator.registry import Output, Param, Result, bad, calculator
+from app.calculator.registry import Output, Param, Result, Step, bad, calculator
 
 
 @calculator(
@@ -35,4 +35,5 @@ def convert_units(value: str, to_unit: str) -> Result:
         raise bad("value", str(exc)) from None
     converted = units.from_base(base, target, to_unit)
     text = f"{units.significant(converted, 6)} {to_unit.strip()}"
-    return Result({"value": converted, "text": text}, [f"{value.strip()} = {text}"])
+    return Result({"value": converted, "text": text},
+                  [Step("%(value)s = %(text)s", {"value": value.strip(), "text": text})])

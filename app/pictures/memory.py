@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.calculator import get
+from app.calculator.memory import PRECISION_TEXT
 from app.calculator.registry import Evaluation
-from app.i18n import N_, _, ngettext
+from app.i18n import N_, _, ngettext, pgettext
 from app.pictures.common import (
     BLUE,
     GREEN,
@@ -153,9 +154,9 @@ def model_memory_figure(evaluation: Evaluation, prefix: str,
         values["activation_bytes"] = activation_bytes or 0.0
         rows.append((str(stage), _(STAGE_LABELS[stage]), values,
                      stage == params["zero_stage"]))
-    notes = [_("Ψ = %(params)s parameters, %(precision)s precision, %(optimizer)s, N_d = "
-               "%(dp)s.", params=number(params["params"]),
-               precision=params["precision"], optimizer=params["optimizer"], dp=params["dp"])]
+    notes = [_("Ψ = %(params)s parameters, %(precision)s, %(optimizer)s, N_d = %(dp)s.",
+               params=number(params["params"]), precision=_(PRECISION_TEXT[params["precision"]]),
+               optimizer=params["optimizer"], dp=params["dp"])]
     if activation_bytes:
         notes.append(_("Activations (%(size)s) are the same at every stage: ZeRO does not "
                        "shard them.", size=gb_and_gib(activation_bytes)))
@@ -165,7 +166,9 @@ def model_memory_figure(evaluation: Evaluation, prefix: str,
                   params["device_bytes"])
     body, height = _bars(rows, parts, marker, notes)
     title = _("Memory per device for ZeRO stages 0–3 at N_d = %(dp)s", dp=params["dp"])
-    table = Table([_("Stage")] + [_(label) for _k, label, *_rest in parts] + [_("Total")],
+    headers = [pgettext("ZeRO stage", "Stage"), *(_(label) for _k, label, *_rest in parts),
+               _("Total")]
+    table = Table(headers,
                   [[bar.label] + [gb_and_gib(s.value) for s in bar.segments]
                    + [bar.total_text] for bar in body.bars])
     desc = "; ".join(f"{bar.label}: {bar.total_text}" for bar in body.bars) + ". " + \

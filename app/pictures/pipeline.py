@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.calculator.registry import Evaluation
-from app.i18n import N_, _
+from app.i18n import N_, _, pgettext
 from app.pictures.common import (
     BLUE,
     INK,
@@ -323,5 +323,5 @@ def _table(grid: list[list[Op | None]], p: int) -> Table:
                      str(sum(1 for op in row if op and op[0] == "B")),
                      str(sum(1 for op in row if op is None)),
                      str(busy[0] + 1), str(busy[-1] + 1)])
-    return Table([_("Stage"), _("Forward slots"), _("Backward slots"), _("Idle slots"),
-                  _("First busy slot"), _("Last busy slot")], rows)
+    return Table([pgettext("pipeline stage", "Stage"), _("Forward slots"), _("Backward slots"),
+                  _("Idle slots"), _("First busy slot"), _("Last busy slot")], rows)

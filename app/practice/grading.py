@@ -7,22 +7,21 @@ into text in the candidate's language, using the bank's own mistake texts.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.bank.calls import CallError, draw_variant, evaluate_call, output_unit, within
 from app.bank.schema import NumericAnswer, QuestionFile
 from app.calculator import get
+from app.calculator.reading import Reading, ReadingError, read_quantity
+from app.calculator.registry import Step
 from app.calculator.units import DIMENSIONS, UnitError, parse
 
-MAX_ANSWER_CHARS = 64
 OPEN_PASS_SCORE = 0.75  # an open answer "passes" when it covers three quarters of the rubric
 
 # Swapping decimal and binary prefixes in what the candidate wrote: MB <-> MiB...
 _PREFIX_SWAP = {"kB": "KiB", "KB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB", "PB": "PiB",
                 "KiB": "kB", "MiB": "MB", "GiB": "GB", "TiB": "TB", "PiB": "PB"}
-_UNIT_TOKEN = re.compile(r"(?<![A-Za-z])(kB|KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|PiB)(?![A-Za-z])")
 
 
 @dataclass
@@ -32,14 +31,17 @@ class Grade:
     kind: str
     correct: bool = False
     score: float = 0.0
-    problem: str | None = None  # empty | too-long | not-a-number | wrong-dimension | ...
+    problem: str | None = None  # a ReadingError code, unknown-choice, one-choice-only...
     problem_detail: str = ""
+    problem_args: dict[str, Any] = field(default_factory=dict)
     mistake: str | None = None  # id of a named mistake the answer matches
     unit_issue: str | None = None  # decimal-binary | bits-bytes | missing-unit
     given: float | None = None
     expected: float | None = None
-    unit: str | None = None
-    worked: list[str] = field(default_factory=list)
+    unit: str | None = None  # the calculator output's base unit
+    answer_unit: str | None = None  # the unit the question asks for
+    reading: Reading | None = None  # how a numeric answer was read
+    worked: list[Step] = field(default_factory=list)
     chosen: list[str] = field(default_factory=list)
     correct_choices: list[str] = field(default_factory=list)
     rubric_ticked: list[str] = field(default_factory=list)
@@ -59,10 +61,14 @@ def shown_params(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]
     return {**question.answer.calculator.params, **draw}
 
 
-def grade(question: QuestionFile, answers: list[str], seed: int | None = None) -> Grade:
-    """Grade raw form values: one text for numeric/open, the chosen keys for choices."""
+def grade(question: QuestionFile, answers: list[str], seed: int | None = None,
+          lang: str = "en") -> Grade:
+    """Grade raw form values: one text for numeric/open, the chosen keys for choices.
+
+    ``lang`` is the page's language: numbers are read the way it writes them.
+    """
     if question.kind == "numeric":
-        return grade_numeric(question, answers[0] if answers else "", seed)
+        return grade_numeric(question, answers[0] if answers else "", seed, lang)
     if question.kind == "open":
         return grade_open(question, answers)
     return grade_choice(question, answers)
@@ -104,13 +110,15 @@ def grade_open(question: QuestionFile, ticked: list[str]) -> Grade:
     return result
 
 
-def grade_numeric(question: QuestionFile, text: str, seed: int | None = None) -> Grade:
+def grade_numeric(question: QuestionFile, text: str, seed: int | None = None,
+                  lang: str = "en") -> Grade:
+    """Read ``text`` as ``lang`` writes numbers, in the question's unit when it has none."""
     assert isinstance(question.answer, NumericAnswer)
     answer = question.answer
     unit = output_unit(answer.calculator)
     dimension = DIMENSIONS.get(unit) if unit else None
     draw = variant_params(question, seed)
-    result = Grade(kind="numeric", unit=unit)
+    result = Grade(kind="numeric", unit=unit, answer_unit=answer.unit)
     try:
         result.expected = evaluate_call(answer.calculator, draw)
         evaluation = get(answer.calculator.name).evaluate(shown_params(question, draw))
@@ -119,70 +127,49 @@ def grade_numeric(question: QuestionFile, text: str, seed: int | None = None) ->
         result.problem = "unavailable"
         return result
     cleaned = text.strip()
-    if not cleaned:
-        result.problem = "empty"
-        return result
-    if len(cleaned) > MAX_ANSWER_CHARS:
-        result.problem = "too-long"
-        return result
     try:
-        given = _read_number(cleaned, dimension)
-    except UnitError as exc:
-        result.problem = "wrong-dimension" if _other_dimension(cleaned) else "not-a-number"
-        result.problem_detail = str(exc)
+        reading = read_quantity(cleaned, dimension, lang, answer.unit)
+    except ReadingError as exc:
+        result.problem, result.problem_args = exc.code, dict(exc.details)
         return result
-    result.given = given
+    result.reading = reading
+    result.given = reading.value
     tolerance = answer.tolerance
-    if within(given, result.expected, tolerance):
+    if within(reading.value, result.expected, tolerance):
         result.correct, result.score = True, 1.0
         return result
     for mistake in answer.mistakes:
         try:
-            if within(given, evaluate_call(mistake.calculator, draw), tolerance):
+            if within(reading.value, evaluate_call(mistake.calculator, draw), tolerance):
                 result.mistake = mistake.id
                 return result
         except CallError:
             continue
-    result.unit_issue = _unit_issue(cleaned, given, result.expected, unit, tolerance)
+    result.unit_issue = _unit_issue(reading, result.expected, unit, tolerance)
     return result
 
 
-def _read_number(text: str, dimension: Any) -> float:
-    """A quantity in the output's unit; unitless outputs also take a percentage."""
-    if dimension is None and text.endswith("%"):
-        return parse(text[:-1].strip(), None) / 100
-    return parse(text, dimension)
-
-
-def _other_dimension(text: str) -> bool:
-    """Whether the text is a valid quantity of some other kind (seconds for bytes...)."""
-    for dimension in DIMENSIONS.values():
-        try:
-            parse(text, dimension)
-            return bool(re.search(r"[A-Za-zµ]", text))
-        except UnitError:
-            continue
-    return False
-
-
-def _unit_issue(text: str, given: float, expected: float, unit: str | None,
+def _unit_issue(reading: Reading, expected: float, unit: str | None,
                 tolerance: Any) -> str | None:
-    """Why a wrong number may only be a unit slip: MB for MiB, bits for bytes, no unit."""
-    if unit != "B" and unit != "B/s":
+    """Why a wrong number may only be a unit slip: MB for MiB, bits for bytes, the unit
+    a bare number is read in."""
+    if unit not in ("B", "B/s"):
         return None
-    token = _UNIT_TOKEN.search(text)
-    if token:
-        swapped = text[:token.start()] + _PREFIX_SWAP[token.group(1)] + text[token.end():]
+    dimension = DIMENSIONS[unit]
+    read_unit = (reading.unit or "").split("/")[0]
+    if read_unit in _PREFIX_SWAP:
+        swapped = reading.unit.replace(read_unit, _PREFIX_SWAP[read_unit], 1)  # type: ignore[union-attr]
         try:
-            if within(parse(swapped, DIMENSIONS[unit]), expected, tolerance):
+            if within(reading.number * parse(f"1 {swapped}", dimension), expected, tolerance):
                 return "decimal-binary"
         except UnitError:
             pass
+    given = reading.value
     if within(given / 8, expected, tolerance) or within(given * 8, expected, tolerance):
         return "bits-bytes"
-    if not re.search(r"[A-Za-z]", text):
-        for power in range(1, 6):
-            if within(given * 1000**power, expected, tolerance) or within(
-                    given * 1024**power, expected, tolerance):
+    if reading.assumed_unit:
+        for power in range(-5, 6):
+            if power and (within(given * 1000.0**power, expected, tolerance)
+                          or within(given * 1024.0**power, expected, tolerance)):
                 return "missing-unit"
     return None

@@ -15,6 +15,7 @@ from app.db import as_utc, utcnow
 from app.deps import FormDep, LangDep, SessionDep
 from app.i18n import LANGUAGES, _, current_language
 from app.practice import service
+from app.practice.feedback import problem_message
 from app.practice.grading import grade, grade_open
 from app.practice.models import MockInterview
 from app.practice.profile import ensure_profile, profile_of, set_profile_cookie
@@ -164,9 +165,10 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     if spec.kind == "open":
         result = grade_open(spec, [v for v in form.getlist("rubric") if isinstance(v, str)])
     else:
-        result = grade(spec, answers, step.seed)
+        result = grade(spec, answers, step.seed, lang)
     if result.problem:
-        return _step_error(request, interview, step, question, _problem_text(result.problem))
+        return _step_error(request, interview, step, question, problem_message(result),
+                           answers[0] if answers and spec.kind == "numeric" else "")
     service.record(session, interview, step, question.question_id, result, seconds, answers)
     follow_up = None
     if step.kind == "main":
@@ -184,18 +186,12 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _problem_text(problem: str) -> str:
-    return {"empty": _("Write or choose an answer first."),
-            "one-choice-only": _("Pick exactly one answer."),
-            "too-long": _("That answer is too long to be a number.")}.get(
-        problem, _("This answer could not be read; check it and try again."))
-
-
 def _step_error(request: Request, interview: MockInterview, step: service.Step,
-                question: QuestionView, message: str) -> Response:
+                question: QuestionView, message: str, given_text: str = "") -> Response:
+    """The step again with the problem named and what was typed kept in the field."""
     return render(request, "practice/step.html", {
         "interview": interview, "step": step, "q": question, "error": message,
-        "suggested": [], "given_text": "", "spoken": None}, status_code=422)
+        "suggested": [], "given_text": given_text[:4000], "spoken": None}, status_code=422)
 
 
 def _report(request: Request, session: SessionDep, interview: MockInterview,

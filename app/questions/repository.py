@@ -12,11 +12,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, case, event, exists, func, select
+from sqlalchemy import ColumnElement, Select, case, event, exists, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
 from app.i18n import DEFAULT_LANGUAGE
+from app.i18n.terms import synonyms
 from app.lru import LRU
 from app.questions.models import Question, QuestionTag, QuestionTranslation
 from app.questions.search import normalise
@@ -122,11 +123,11 @@ class Filters:
                                         QuestionTag.tag == self.tag))
         needle = normalise(self.q)
         if needle:
-            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace(
-                "_", "\\_") + "%"
+            # A query that names a glossary concept finds every name of it (气泡 ↔ bubble).
+            names = [QuestionTranslation.search_text.like(_like(name), escape="\\")
+                     for name in synonyms(needle)]
             where.append(exists().where(QuestionTranslation.question_id == Question.id,
-                                        QuestionTranslation.search_text.like(pattern,
-                                                                             escape="\\")))
+                                        or_(*names)))
         return where
 
     def query_string(self, **changes: Any) -> str:
@@ -158,6 +159,10 @@ class BrowseResult:
     total: int
     facets: dict[str, list[tuple[Any, int]]]
     pages: int
+
+
+def _like(needle: str) -> str:
+    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _topic_order() -> ColumnElement[int]:

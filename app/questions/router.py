@@ -17,7 +17,7 @@ from app.practice.profile import ensure_profile, set_profile_cookie
 from app.practice.service import save_attempt
 from app.questions import repository
 from app.questions.service import QuestionView, find
-from app.web.templating import render
+from app.web.templating import lang_query, render
 
 router = APIRouter(prefix="/questions", include_in_schema=False)
 
@@ -65,13 +65,14 @@ def detail(request: Request, slug: str, session: SessionDep, lang: LangDep) -> R
 
 
 @router.get("/{slug}/new-numbers", name="questions:new_numbers")
-def new_numbers(slug: str, session: SessionDep, lang: LangDep) -> Response:
+def new_numbers(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
     """Redraw the parameters of a question with variants."""
     question = _question(session, slug, lang, None)
     if not question.spec.variants:
         return RedirectResponse(f"/questions/{slug}", status_code=303)
     seed = secrets.randbelow(MAX_SEED - 1) + 1
-    return RedirectResponse(f"/questions/{slug}?seed={seed}", status_code=303)
+    return RedirectResponse(f"/questions/{slug}?seed={seed}{lang_query(request, '&')}",
+                            status_code=303)
 
 
 @router.post("/{slug}/answer", name="questions:answer")
@@ -93,7 +94,7 @@ def answer(request: Request, form: FormDep, slug: str, session: SessionDep, lang
                       _detail_context(session, question, None, assess=True, **extra),
                       block="result")
     result = grade(question.spec, ticked if question.spec.kind == "open" else answers,
-                   question.seed)
+                   question.seed, lang)
     token = None
     if not result.problem:  # remember it for the candidate's history and review schedule
         profile, token = ensure_profile(request, session)

@@ -4,7 +4,8 @@ numbers drawn for a variant, Markdown rendered."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -12,9 +13,9 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from app.bank.calls import fill_placeholders
 from app.bank.loader import question_from_row
 from app.bank.schema import QuestionFile, Translation
+from app.bank.texts import filled_translation
 from app.i18n import DEFAULT_LANGUAGE
 from app.lru import LRU
 from app.practice.grading import shown_params, variant_params
@@ -45,18 +46,25 @@ class QuestionView:
     spec: QuestionFile
     lang: str
     shown_lang: str
-    texts: Translation
+    source_texts: Translation  # as written in the bank, placeholders and all
     seed: int | None
     params: dict[str, Any]
     question_id: int | None = None  # its row, when found in the database
+    draw: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fallback(self) -> bool:
         return self.shown_lang != self.lang
 
+    @cached_property
+    def texts(self) -> Translation:
+        """Every text with this draw's numbers, written as the shown language writes them."""
+        return filled_translation(self.spec, self.source_texts, self.params, self.draw,
+                                  self.shown_lang)
+
     @property
     def prompt_html(self) -> Markup:
-        return render_markdown(fill_placeholders(self.texts.prompt, self.params))
+        return render_markdown(self.texts.prompt)
 
     @property
     def explanation_html(self) -> Markup:
@@ -79,7 +87,7 @@ def view(spec: QuestionFile, lang: str, seed: int | None = None,
     shown_lang = lang if lang in spec.translations else DEFAULT_LANGUAGE
     draw = variant_params(spec, seed)
     return QuestionView(spec, lang, shown_lang, spec.translations[shown_lang], seed or None,
-                        shown_params(spec, draw), question_id)
+                        shown_params(spec, draw), question_id, draw)
 
 
 def find(session: Session, slug: str, lang: str, seed: int | None) -> QuestionView | None:

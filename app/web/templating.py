@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from babel.dates import format_datetime, format_timedelta
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
@@ -17,10 +19,12 @@ from starlette.responses import Response
 from app import i18n, pictures
 from app.calculator.units import format_quantity
 from app.config import ROOT
+from app.db import as_utc, utcnow
+from app.practice import feedback
 from app.web.htmx import is_partial
 from app.web.labels import translated
-from app.web.markdown import render_inline, render_markdown
-from app.web.numbers import localized_number
+from app.web.markdown import close_cjk_gaps, render_inline, render_markdown
+from app.web.numbers import localized_number, people_number
 
 templates = Jinja2Blocks(env=jinja2.Environment(
     loader=jinja2.FileSystemLoader(ROOT / "templates"), autoescape=True,
@@ -30,6 +34,35 @@ templates.env.install_gettext_callables(  # type: ignore[attr-defined]
 templates.env.filters["quantity"] = lambda value, unit=None: format_quantity(
     value, unit, number=localized_number)
 templates.env.filters["number"] = localized_number
+
+
+def duration(seconds: float | None) -> str:
+    """A time spent, for people: "2 min 50 s", "1 h 5 min", in the page's language."""
+    total = round(seconds or 0)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return i18n.gettext("%(h)s h %(m)s min", h=hours, m=minutes)
+    if minutes:
+        return i18n.gettext("%(m)s min %(s)s s", m=minutes, s=secs)
+    return i18n.gettext("%(s)s s", s=secs)
+
+
+def relative_time(moment: datetime) -> str:
+    """"in 8 days", "3 hours ago", as the page's language says it."""
+    delta = as_utc(moment) - utcnow()
+    return format_timedelta(delta, add_direction=True, locale=i18n.current_language.get())
+
+
+def moment(value: datetime) -> str:
+    """A date and time in the page's language (UTC, as stored)."""
+    return format_datetime(as_utc(value), "medium", tzinfo=UTC,
+                           locale=i18n.current_language.get()) + " UTC"
+
+
+templates.env.filters["duration"] = duration
+templates.env.filters["relative_time"] = relative_time
+templates.env.filters["moment"] = moment
 templates.env.filters["markdown"] = render_markdown
 templates.env.filters["markdown_inline"] = render_inline
 templates.env.globals["language_names"] = i18n.LANGUAGE_NAMES
@@ -56,6 +89,25 @@ def path_for(context: Any, name: str, /, **params: Any) -> str:
 
 
 templates.env.globals["path_for"] = path_for
+
+
+def lang_query(request: Request, separator: str = "?") -> str:
+    """``?lang=fr`` when the request chose its language in the URL, else "".
+
+    A page opened with ``?lang=fr`` keeps it in its forms and htmx requests, so the
+    answer is read and graded in the language the page was shown in.
+    """
+    lang = request.query_params.get("lang")
+    return f"{separator}lang={lang}" if lang in i18n.LANGUAGES else ""
+
+
+@jinja2.pass_context
+def keep_lang(context: Any, url: str) -> str:
+    """``url`` with this request's ``?lang=`` carried over (see :func:`lang_query`)."""
+    return url + lang_query(context["request"], "&" if "?" in url else "?")
+
+
+templates.env.filters["keep_lang"] = keep_lang
 
 # Drawn pictures kept per worker: a question's take 5-20 kB, a calculator page's up to 130 kB.
 DRAWN_MAX = 256
@@ -90,6 +142,11 @@ def question_pictures(question: Any, prefix: str) -> Markup:
 
 
 templates.env.globals["question_pictures"] = question_pictures
+templates.env.globals["worked_line"] = lambda step: close_cjk_gaps(
+    step.render(i18n.gettext, people_number))
+templates.env.globals["answer_label"] = feedback.answer_label
+templates.env.globals["number_rule"] = feedback.number_rule
+templates.env.globals["unit_list"] = feedback.unit_list
 
 
 def render(

@@ -61,6 +61,7 @@ def test_author_a_question_guarded_by_the_calculator(page: Page, live_server: st
     page.locator("#answer-param-world_size").fill("8")
     page.locator("#answer-param-message_bytes").fill("800 MB")
     page.get_by_label("Stated answer (with its unit)").fill("1.2 GB")
+    page.get_by_label("Unit the prompt asks for (GB, ms, min…; empty for a count)").fill("GB")
 
     # A follow-up added and one removed in place; a mistake with its texts.
     page.get_by_role("button", name="Add a follow-up").click()

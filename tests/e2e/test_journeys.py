@@ -50,7 +50,7 @@ def test_browse_filter_answer_and_switch_language(page: Page, live_server: str,
     expect(page).to_have_url(re.compile(RING))
     no_axe_violations(page)
 
-    answer = page.get_by_label("Your answer, with its unit")
+    answer = page.get_by_label("Your answer, in GB")
     answer.fill("700 MB")
     page.get_by_role("button", name="Check my answer").click()
     result = page.locator("#result")

@@ -96,7 +96,7 @@ def test_picture_in_a_question_explanation(page: Page, live_server: str,
                                            problems: list[str]) -> None:  # noqa: F811
     page.set_viewport_size({"width": 1100, "height": 900})
     page.goto(f"{live_server}/questions/pipeline-bubble-fraction?lang=en")
-    page.get_by_label("Your answer, with its unit").fill("0.75")
+    page.get_by_label("Your answer, a number without unit").fill("0.75")
     page.get_by_role("button", name="Check my answer").click()
     figure = page.locator("#result .explanation figure.picture")
     expect(figure).to_be_visible()
@@ -118,7 +118,7 @@ def test_picture_in_a_question_explanation(page: Page, live_server: str,
 def test_picture_of_progress(page: Page, live_server: str,
                              problems: list[str]) -> None:  # noqa: F811
     page.goto(f"{live_server}/questions/ring-allreduce-bytes-per-rank?lang=en")
-    page.get_by_label("Your answer, with its unit").fill("1.4 GB")
+    page.get_by_label("Your answer, in GB").fill("1.4 GB")
     page.get_by_role("button", name="Check my answer").click()
     expect(page.locator("#result figure.picture").first).to_be_visible()
     page.goto(f"{live_server}/progress?lang=en")

@@ -60,3 +60,16 @@ def test_every_string_in_the_code_is_in_the_catalogs(tmp_path):
     for lang in TRANSLATED:
         known = {m.id if isinstance(m.id, str) else m.id[0] for m in catalog(lang) if m.id}
         assert extracted <= known, f"{lang} lacks {sorted(extracted - known)[:5]}"
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_catalog_uses_the_glossary_terms(lang):
+    """The UI says each concept the way the bank does (app/i18n/glossary/<lang>.yaml)."""
+    from app.i18n.terms import variant_uses
+
+    found = []
+    for message in catalog(lang):
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for text in strings:
+            found += [f"{message.id!r}: {use}" for use in variant_uses(text or "", lang)]
+    assert not found, "\n".join(found)
