@@ -87,6 +87,11 @@ def number_rule() -> str:
              "(1,400 or 1 400).")
 
 
+def answer_help() -> str:
+    """The help under a numeric answer field: this page's number rule and the units."""
+    return f"{number_rule()} " + _("Other units: %(units)s.", units=unit_list())
+
+
 def unit_list() -> str:
     return _("B, kB, MB, GB, TB (powers of 1000), KiB, MiB, GiB (powers of 1024), bit, Gbit, "
              "s, ms, µs, min, h, days, years, FLOP, TFLOP")

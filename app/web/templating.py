@@ -145,8 +145,7 @@ templates.env.globals["question_pictures"] = question_pictures
 templates.env.globals["worked_line"] = lambda step: close_cjk_gaps(
     step.render(i18n.gettext, people_number))
 templates.env.globals["answer_label"] = feedback.answer_label
-templates.env.globals["number_rule"] = feedback.number_rule
-templates.env.globals["unit_list"] = feedback.unit_list
+templates.env.globals["answer_help"] = feedback.answer_help
 
 
 def render(
