@@ -15,10 +15,13 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Front-end files are pinned in package.json / package-lock.json and served from our origin.
+# Swagger UI for /api/v1/docs comes from the same pin, so the docs work under the CSP.
 static/vendor/htmx.min.js: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
-	mkdir -p static/vendor
+	mkdir -p static/vendor/swagger-ui
 	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+	cp node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css \
+	  node_modules/swagger-ui-dist/LICENSE static/vendor/swagger-ui/
 
 assets: static/vendor/htmx.min.js
 

@@ -12,6 +12,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from app.accounts.router import router as accounts_router
 from app.admin.router import router as admin_router
+from app.api.docs import router as api_docs_router
 from app.api.questions import router as api_questions_router
 from app.api.v1 import router as api_router
 from app.calculator_pages.router import router as calculator_pages_router
@@ -49,7 +50,7 @@ def create_app() -> FastAPI:
         version="1",
         debug=False,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/v1/docs",
+        docs_url=None,  # app/api/docs.py serves it under the CSP
         redoc_url=None,
         dependencies=[Depends(csrf_protect)],
         lifespan=lifespan,
@@ -76,6 +77,7 @@ def create_app() -> FastAPI:
     app.include_router(admin_router)
     app.include_router(language_router)
     app.include_router(api_router)
+    app.include_router(api_docs_router)
     app.include_router(api_questions_router)
     return app
 
