@@ -1,7 +1,8 @@
 # The Ringside app image: docker compose up (see docker-compose.yml and the README).
 FROM python:3.11-slim
 
-# pg_dump/pg_restore for `ringside db backup|restore`; Node only at build time for htmx.
+# pg_dump/pg_restore for `ringside db backup|restore`; Node only at build time for htmx and
+# Swagger UI.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends postgresql-client nodejs npm \
  && rm -rf /var/lib/apt/lists/*
@@ -9,8 +10,10 @@ RUN apt-get update \
 WORKDIR /srv/ringside
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts \
- && mkdir -p static/vendor \
+ && mkdir -p static/vendor/swagger-ui \
  && cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js \
+ && cp node_modules/swagger-ui-dist/swagger-ui-bundle.js node_modules/swagger-ui-dist/swagger-ui.css \
+       node_modules/swagger-ui-dist/LICENSE static/vendor/swagger-ui/ \
  && rm -rf node_modules
 
 COPY pyproject.toml README.md ./
