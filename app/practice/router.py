@@ -228,9 +228,18 @@ def export(request: Request, session: SessionDep) -> Response:
 
 
 @router.post("/progress/delete", name="progress:delete")
-def forget(request: Request, session: SessionDep) -> Response:
-    """Delete this browser's history and forget its profile."""
+def forget(request: Request, form: FormDep, session: SessionDep) -> Response:
+    """Delete this browser's history and forget its profile, once the candidate confirms.
+
+    The first post shows what would go, with the export one click away; only a post
+    with ``confirm=yes`` deletes.
+    """
     profile = profile_of(request, session)
+    if form.get("confirm") != "yes":
+        data = service.history(session, profile) if profile else None
+        response = render(request, "practice/confirm_delete.html", {"history": data})
+        response.headers["Cache-Control"] = "no-store"
+        return response
     if profile is not None:
         service.forget(session, profile)
     response = RedirectResponse("/progress", status_code=303)

@@ -164,7 +164,12 @@ def test_history_export_and_delete(client):
     assert len(data["interviews"]) == 1 and len(data["attempts"]) >= 3
     page = candidate.http.get("/progress")
     assert "Accuracy by topic" in page.text and page.headers["cache-control"] == "no-store"
-    deleted = candidate.http.post("/progress/delete", data={"csrf_token": candidate.token},
+    asked = candidate.http.post("/progress/delete", data={"csrf_token": candidate.token})
+    assert asked.status_code == 200 and "cannot be undone" in asked.text  # nothing gone yet
+    assert "/progress/export" in asked.text and 'name="confirm" value="yes"' in asked.text
+    assert candidate.http.get(url).status_code == 200
+    deleted = candidate.http.post("/progress/delete", data={"csrf_token": candidate.token,
+                                                            "confirm": "yes"},
                                   follow_redirects=False)
     assert deleted.status_code == 303
     assert candidate.http.get(url).status_code == 404
