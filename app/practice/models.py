@@ -40,6 +40,11 @@ class MockInterview(Base):
     position: Mapped[int] = mapped_column(default=0)
     stage: Mapped[str] = mapped_column(String(12), default="question")  # question|follow_up|done
     step_started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The clock of the current step lives here: a reload shows the time really left.
+    paused_at: Mapped[datetime | None]
+    paused_seconds: Mapped[float] = mapped_column(default=0.0, server_default="0")
+    extra_seconds: Mapped[int] = mapped_column(default=0, server_default="0")
+    draft: Mapped[str | None] = mapped_column(String(4000))  # the answer typed so far
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
 

@@ -21,7 +21,7 @@ from app.practice.models import MockInterview
 from app.practice.profile import ensure_profile, profile_of, set_profile_cookie
 from app.questions import repository
 from app.questions.service import QuestionView, find
-from app.web.templating import render
+from app.web.templating import lang_query, render
 
 router = APIRouter(include_in_schema=False)
 
@@ -124,7 +124,9 @@ def interview_page(request: Request, public_id: str, session: SessionDep) -> Res
         return _report(request, session, interview, lang)
     question = _view(session, step.slug, lang, step.seed)
     context: dict[str, Any] = {"interview": interview, "step": step, "q": question,
-                               "spoken": None, "suggested": [], "given_text": ""}
+                               "spoken": None, "suggested": [],
+                               "given_text": interview.draft or "",
+                               "clock": service.clock(interview)}
     if step.kind == "spoken":
         context["spoken"] = question.texts.follow_ups[step.spoken_text_index or 0]
     return render(request, "practice/step.html", context)
@@ -143,7 +145,8 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
                                    "Reload the page to continue where you are."))
     answers = [v for v in form.getlist("answer") if isinstance(v, str)]
     question = _view(session, step.slug, lang, step.seed)
-    seconds = service.elapsed_seconds(interview, _text(form.get("paused_ms")))
+    service.resume(interview)  # an answer posted while paused ends the pause
+    seconds = service.clock(interview).elapsed
     back = RedirectResponse(f"/mock/{public_id}", status_code=303)
 
     if step.kind == "spoken":
@@ -160,6 +163,7 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
         suggested = service.suggested_ticks(text, question.texts.rubric)
         return render(request, "practice/step.html", {
             "interview": interview, "step": step, "q": question, "assessing": True,
+            "clock": service.clock(interview),
             "suggested": suggested, "given_text": text[:4000], "spoken": None})
 
     if spec.kind == "open":
@@ -182,6 +186,27 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     return back
 
 
+@router.post("/mock/{public_id}/clock", name="mock:clock")
+def clock(request: Request, form: FormDep, public_id: str, session: SessionDep) -> Response:
+    """Pause, resume or extend the current step's clock; what was typed is kept.
+
+    The buttons submit the answer form here (``formaction``), so a draft survives a pause
+    and the page works without JavaScript.
+    """
+    interview = _interview(request, session, public_id)
+    action = form.get("action")
+    draft = _text(form.get("answer"))
+    if action == "pause":
+        service.pause(interview, draft)
+    elif action == "resume":
+        service.resume(interview)
+    elif action == "extend":
+        service.extend(interview, draft)
+    else:
+        raise HTTPException(422, _("Unknown timer action."))
+    return RedirectResponse(f"/mock/{public_id}" + lang_query(request), status_code=303)
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -191,7 +216,8 @@ def _step_error(request: Request, interview: MockInterview, step: service.Step,
     """The step again with the problem named and what was typed kept in the field."""
     return render(request, "practice/step.html", {
         "interview": interview, "step": step, "q": question, "error": message,
-        "suggested": [], "given_text": given_text[:4000], "spoken": None}, status_code=422)
+        "suggested": [], "given_text": given_text[:4000], "spoken": None,
+        "clock": service.clock(interview)}, status_code=422)
 
 
 def _report(request: Request, session: SessionDep, interview: MockInterview,

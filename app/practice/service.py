@@ -214,14 +214,60 @@ def choose_follow_up(spec: QuestionFile, interview: MockInterview,
     return {"spoken": 0}
 
 
-def elapsed_seconds(interview: MockInterview, paused_ms: str | None) -> float:
-    started = as_utc(interview.step_started_at)
-    wall = max(0.0, (utcnow() - started).total_seconds())
-    try:
-        paused = min(max(float(paused_ms or 0) / 1000, 0.0), wall)
-    except ValueError:
-        paused = 0.0
-    return round(wall - paused, 1)
+@dataclass(frozen=True)
+class Clock:
+    """The current step's clock, from the server's record: what the page shows on load."""
+
+    limit: int | None  # seconds for this step, +1 min extensions included; None = untimed
+    elapsed: float  # seconds spent on the step, pauses excluded
+    paused: bool
+
+    @property
+    def remaining(self) -> float | None:
+        return None if self.limit is None else self.limit - self.elapsed
+
+    @property
+    def overtime(self) -> float:
+        return 0.0 if self.limit is None else max(0.0, self.elapsed - self.limit)
+
+
+def clock(interview: MockInterview) -> Clock:
+    now = utcnow()
+    wall = max(0.0, (now - as_utc(interview.step_started_at)).total_seconds())
+    paused = interview.paused_seconds or 0.0
+    if interview.paused_at is not None:
+        paused += max(0.0, (now - as_utc(interview.paused_at)).total_seconds())
+    limit = (interview.seconds_per_question + (interview.extra_seconds or 0)
+             if interview.seconds_per_question else None)
+    return Clock(limit, round(max(0.0, wall - paused), 1), interview.paused_at is not None)
+
+
+EXTENSION_SECONDS = 60
+MAX_EXTENSIONS = 10
+
+
+def pause(interview: MockInterview, draft: str | None) -> None:
+    """Stop the clock (the question is hidden meanwhile); keep what was typed."""
+    if interview.paused_at is None and interview.stage != "done":
+        interview.paused_at = utcnow()
+    if draft is not None:
+        interview.draft = draft[:4000]
+
+
+def resume(interview: MockInterview) -> None:
+    if interview.paused_at is not None:
+        interview.paused_seconds = (interview.paused_seconds or 0.0) + max(
+            0.0, (utcnow() - as_utc(interview.paused_at)).total_seconds())
+        interview.paused_at = None
+
+
+def extend(interview: MockInterview, draft: str | None) -> None:
+    """One more minute for this step (at most ten)."""
+    if interview.seconds_per_question and (interview.extra_seconds or 0) < (
+            EXTENSION_SECONDS * MAX_EXTENSIONS):
+        interview.extra_seconds = (interview.extra_seconds or 0) + EXTENSION_SECONDS
+    if draft is not None:
+        interview.draft = draft[:4000]
 
 
 def record(session: Session, interview: MockInterview, step: Step, question_id: int,
@@ -230,7 +276,7 @@ def record(session: Session, interview: MockInterview, step: Step, question_id: 
     entry = {"kind": step.kind, "slug": step.slug, "seed": step.seed, "number": step.number,
              "answer": [a[:2000] for a in answers[:12]], "correct": grade.correct,
              "score": grade.score, "mistake": grade.mistake, "unit_issue": grade.unit_issue,
-             "seconds": seconds}
+             "seconds": seconds, **_time_limit(interview)}
     interview.steps = [*interview.steps, entry]
     save_attempt(session, interview.profile_id, question_id, grade, seconds, interview.id,
                  interview.seconds_per_question)
@@ -258,13 +304,23 @@ def advance(interview: MockInterview, follow_up: dict[str, Any] | None) -> None:
         interview.stage = "done"
         interview.finished_at = utcnow()
     interview.step_started_at = utcnow()
+    interview.paused_at, interview.paused_seconds, interview.extra_seconds = None, 0.0, 0
+    interview.draft = None
 
 
 def record_spoken(interview: MockInterview, step: Step, text: str, seconds: float) -> None:
     interview.steps = [*interview.steps, {"kind": "spoken", "slug": step.slug,
                                           "number": step.number, "answer": [text[:4000]],
                                           "seconds": seconds,
-                                          "spoken_index": step.spoken_text_index}]
+                                          "spoken_index": step.spoken_text_index,
+                                          **_time_limit(interview)}]
+
+
+def _time_limit(interview: MockInterview) -> dict[str, Any]:
+    """The step's limit (extensions included) and the time over it, for the report."""
+    state = clock(interview)
+    return {} if state.limit is None else {"limit": state.limit,
+                                           "overtime": round(state.overtime, 1)}
 
 
 # ----------------------------------------------------------------------------- open answers

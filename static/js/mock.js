@@ -1,13 +1,14 @@
-// Mock-interview timer: visible countdown, screen-reader announcements only at thresholds,
-// pause (the paused time is sent with the answer and not counted), +1 min, hide.
+// Mock-interview clock. The server keeps the step's clock (start, pauses, +1 min) and
+// renders the seconds really left; this only counts them down on screen, shows overtime
+// as "+m:ss", announces thresholds to screen readers and hides the clock on request.
+// Pause, resume and +1 min are form buttons, so they work without this script.
 (function () {
   "use strict";
   const timer = document.getElementById("timer");
   if (!timer) return;
   const clock = timer.querySelector(".timer-clock");
+  const state = timer.querySelector(".timer-state");
   const announce = document.getElementById("timer-announce");
-  const buttons = timer.querySelector(".timer-buttons");
-  const pausedField = document.getElementById("paused-ms");
   const messages = {};
   const template = document.getElementById("timer-messages");
   if (template) {
@@ -15,15 +16,11 @@
       messages[el.dataset.key] = el.textContent;
     });
   }
-  timer.classList.add("js");
-  buttons.hidden = false;
-
-  let total = parseInt(timer.dataset.seconds, 10) * 1000;
-  let remaining = total;
-  let paused = false;
-  let pausedMs = 0;
-  let last = Date.now();
+  const limit = parseInt(timer.dataset.limit, 10) * 1000;
+  const startRemaining = parseInt(timer.dataset.remaining, 10) * 1000;
+  const loaded = Date.now();
   const said = {};
+  const hide = timer.querySelector("[data-action=hide]");
 
   function say(key) {
     if (said[key] || !messages[key]) return;
@@ -31,52 +28,35 @@
     announce.textContent = messages[key];
   }
 
-  function render() {
-    const seconds = Math.max(0, Math.ceil(remaining / 1000));
-    const m = Math.floor(seconds / 60);
-    const s = String(seconds % 60).padStart(2, "0");
-    clock.textContent = m + ":" + s;
-    timer.classList.toggle("over", remaining <= 0);
+  function format(ms) {
+    const seconds = Math.floor(Math.abs(ms) / 1000);
+    return (ms < 0 ? "+" : "") + Math.floor(seconds / 60) + ":" +
+      String(seconds % 60).padStart(2, "0");
   }
 
   function tick() {
-    const now = Date.now();
-    const delta = now - last;
-    last = now;
-    if (paused) {
-      pausedMs += delta;
-      pausedField.value = String(Math.round(pausedMs));
-    } else {
-      remaining -= delta;
-      if (remaining <= total / 2) say("half");
-      if (remaining <= 60000 && total > 120000) say("minute");
-      if (remaining <= 0) say("over");
+    const remaining = startRemaining - (Date.now() - loaded);
+    clock.textContent = format(remaining > -1000 && remaining < 0 ? 0 : remaining);
+    const over = remaining <= 0;
+    timer.classList.toggle("over", over);
+    if (state && messages[over ? "over-time" : "left"]) {
+      state.textContent = messages[over ? "over-time" : "left"];
     }
-    render();
+    if (remaining <= limit / 2) say("half");
+    if (remaining <= 60000 && limit > 120000) say("minute");
+    if (over) say("over");
   }
 
-  buttons.addEventListener("click", function (event) {
-    const button = event.target.closest("button");
-    if (!button) return;
-    const action = button.dataset.action;
-    if (action === "pause") {
-      paused = !paused;
-      if (!button.dataset.labelPause) button.dataset.labelPause = button.textContent;
-      button.textContent = paused ? button.dataset.labelResume : button.dataset.labelPause;
-      button.setAttribute("aria-pressed", String(paused));
-    } else if (action === "extend") {
-      remaining += 60000;
-      total += 60000;
-      said.over = false;
-    } else if (action === "hide") {
+  if (hide) {
+    hide.hidden = false;
+    hide.addEventListener("click", function () {
       const hidden = clock.classList.toggle("visually-hidden");
-      if (!button.dataset.labelHide) button.dataset.labelHide = button.textContent;
-      button.textContent = hidden ? button.dataset.labelShow : button.dataset.labelHide;
-      button.setAttribute("aria-pressed", String(hidden));
-    }
-    render();
-  });
-
-  render();
+      if (!hide.dataset.labelHide) hide.dataset.labelHide = hide.textContent;
+      hide.textContent = hidden ? hide.dataset.labelShow : hide.dataset.labelHide;
+      hide.setAttribute("aria-pressed", String(hidden));
+    });
+  }
+  if (timer.dataset.paused === "yes") return;  // a stopped clock does not move
+  tick();
   setInterval(tick, 250);
 })();

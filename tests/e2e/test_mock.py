@@ -54,3 +54,36 @@ def test_keyboard_only_mock_interview(page: Page, live_server: str,
     expect(page.locator("svg.bars")).to_be_visible()
     no_axe_violations(page)
     assert problems == []
+
+
+def test_the_clock_and_a_draft_survive_a_reload(page: Page, live_server: str,
+                                                problems: list[str]) -> None:  # noqa: F811
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{live_server}/mock?lang=en")
+    page.locator("#s-senior").check()
+    page.locator("#m-length").select_option("3")
+    page.locator("#m-seconds").select_option("120")
+    page.locator("form.setup button[type=submit]").click()
+    clock = page.locator("#timer .timer-clock")
+    expect(clock).to_be_visible()
+    page.wait_for_timeout(2200)
+    before = int(page.locator("#timer").get_attribute("data-remaining"))
+    page.reload()
+    after = int(page.locator("#timer").get_attribute("data-remaining"))
+    assert after < before <= 120  # the server's clock, not a fresh one
+
+    field = page.locator("#answer")
+    if field.count():  # numeric and open questions have a text field to keep
+        field.fill("a draft I do not want to lose")
+    page.get_by_role("button", name="Pause").click()
+    expect(page.locator(".paused-notice")).to_be_visible()
+    expect(page.locator("article.question form.answer")).to_have_count(0)  # hidden
+    page.reload()
+    expect(page.locator(".paused-notice")).to_be_visible()
+    page.get_by_role("button", name="Resume").click()
+    if field.count():
+        expect(page.locator("#answer")).to_have_value("a draft I do not want to lose")
+    page.mouse.wheel(0, 2000)  # the clock stays on screen while scrolling (sticky)
+    box = page.locator("#timer").bounding_box()
+    assert box is not None and 0 <= box["y"] < 800
+    assert problems == []

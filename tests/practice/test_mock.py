@@ -284,3 +284,78 @@ def test_the_report_runs_as_many_statements_whatever_its_length(web_engine, clie
         assert report.status_code == 200 and 'name="slug"' not in report.text  # the report
         counts[length] = len(statements)
     assert counts["3"] == counts["8"], counts
+
+
+# ----------------------------------------------------------------------------- the clock
+
+
+def remaining(page: str) -> int:
+    return int(re.search(r'data-remaining="(-?\d+)"', page).group(1))
+
+
+def shift(web_engine, url: str, **moments: float) -> None:
+    """Move the interview's clock fields back by so many seconds (time passing)."""
+    from datetime import timedelta
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import MockInterview
+
+    with Session(web_engine) as session, session.begin():
+        interview = session.scalars(select(MockInterview).where(
+            MockInterview.public_id == url.rsplit("/", 1)[1])).one()
+        for field, seconds in moments.items():
+            setattr(interview, field, getattr(interview, field) - timedelta(seconds=seconds))
+
+
+def clock_post(candidate: Candidate, url: str, action: str, **extra: str):
+    return candidate.http.post(f"{url}/clock", data={"csrf_token": candidate.token,
+                                                     "action": action, **extra},
+                               follow_redirects=False)
+
+
+def test_a_reload_shows_the_time_really_left(client, web_engine):
+    candidate = Candidate(client)
+    url = candidate.start(seconds="120")
+    assert 118 <= remaining(candidate.http.get(url).text) <= 120
+    shift(web_engine, url, step_started_at=50)
+    assert 68 <= remaining(candidate.http.get(url).text) <= 70
+
+
+def test_pause_stops_the_clock_hides_the_question_and_keeps_the_draft(client, web_engine):
+    candidate = Candidate(client)
+    url = candidate.start(seconds="120")
+    step = candidate.current(url)
+    paused = clock_post(candidate, url, "pause", answer="half of my answer")
+    assert paused.status_code == 303
+    page = candidate.http.get(url).text
+    assert 'data-paused="yes"' in page and 'name="slug"' not in page  # the question is hidden
+    shift(web_engine, url, step_started_at=40, paused_at=40)  # 40 s pass while paused
+    assert 118 <= remaining(candidate.http.get(url).text) <= 120
+    clock_post(candidate, url, "resume")
+    page = candidate.http.get(url).text
+    assert 'data-paused="no"' in page and f'value="{step["slug"]}"' in page
+    if step["kind"] != "choice":
+        assert "half of my answer" in page  # the draft is back in the field
+
+
+def test_one_more_minute_is_kept_across_reloads(client):
+    candidate = Candidate(client)
+    url = candidate.start(seconds="120")
+    clock_post(candidate, url, "extend")
+    assert 178 <= remaining(candidate.http.get(url).text) <= 180
+    assert clock_post(candidate, url, "sideways").status_code == 422
+
+
+def test_overtime_is_counted_and_shown_in_the_report(client, web_engine):
+    candidate = Candidate(client)
+    url = candidate.start(seconds="120", length="3")
+    shift(web_engine, url, step_started_at=200)
+    page = candidate.http.get(url).text
+    assert remaining(page) <= -79 and "over time" in page
+    candidate.answer(url, candidate.current(url))
+    candidate.run_to_the_end(url)
+    report = candidate.http.get(url).text
+    assert "over the limit" in report
+    assert re.search(r"1 min 2\d s over the limit", report), report[:2000]

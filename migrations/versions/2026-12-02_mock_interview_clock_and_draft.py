@@ -1,0 +1,34 @@
+"""The mock interview's clock and draft live on the server.
+
+Revision ID: 5c0a7f3e2b91
+Revises: 203df1c8edb7
+Create Date: 2026-12-02 05:00:00
+"""
+from typing import Sequence, Union
+
+from alembic import op
+import sqlalchemy as sa
+
+
+revision: str = '5c0a7f3e2b91'
+down_revision: Union[str, Sequence[str], None] = '203df1c8edb7'
+branch_labels: Union[str, Sequence[str], None] = None
+depends_on: Union[str, Sequence[str], None] = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('mock_interview', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('paused_at', sa.DateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column('paused_seconds', sa.Float(), server_default='0',
+                                      nullable=False))
+        batch_op.add_column(sa.Column('extra_seconds', sa.Integer(), server_default='0',
+                                      nullable=False))
+        batch_op.add_column(sa.Column('draft', sa.String(length=4000), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('mock_interview', schema=None) as batch_op:
+        batch_op.drop_column('draft')
+        batch_op.drop_column('extra_seconds')
+        batch_op.drop_column('paused_seconds')
+        batch_op.drop_column('paused_at')
