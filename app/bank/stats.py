@@ -30,6 +30,11 @@ def bank_stats(result: CheckResult) -> dict[str, Any]:
                                 and (q.id, lang) not in incomplete) for lang in LANGUAGES},
         "with_variants": sum(1 for q in questions if q.variants),
         "with_evidence": sum(1 for q in questions if q.evidence),
+        # Per topic, how many questions cite a recorded experiment, and which experiments.
+        "evidence_by_topic": {topic: sum(1 for q in questions if q.topic == topic and q.evidence)
+                              for topic in TOPICS},
+        "experiments_cited": dict(sorted(Counter(
+            name for q in questions for name in {e.experiment for e in q.evidence}).items())),
         "min_follow_ups": min((min(len(t.follow_ups) for t in q.translations.values())
                                for q in questions if q.translations), default=0),
         "min_linked_follow_ups": min((len(q.follow_ups) for q in questions), default=0),
