@@ -186,6 +186,14 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     return back
 
 
+@router.post("/mock/{public_id}/end", name="mock:end")
+def end(request: Request, public_id: str, session: SessionDep) -> Response:
+    """End the interview now; the report covers what was answered."""
+    interview = _interview(request, session, public_id)
+    service.end_early(interview)
+    return RedirectResponse(f"/mock/{public_id}" + lang_query(request), status_code=303)
+
+
 @router.post("/mock/{public_id}/clock", name="mock:clock")
 def clock(request: Request, form: FormDep, public_id: str, session: SessionDep) -> Response:
     """Pause, resume or extend the current step's clock; what was typed is kept.

@@ -308,6 +308,14 @@ def advance(interview: MockInterview, follow_up: dict[str, Any] | None) -> None:
     interview.draft = None
 
 
+def end_early(interview: MockInterview) -> None:
+    """Stop the interview now: the report covers the steps answered so far."""
+    if interview.stage != "done":
+        interview.stage = "done"
+        interview.finished_at = utcnow()
+        interview.paused_at = None
+
+
 def record_spoken(interview: MockInterview, step: Step, text: str, seconds: float) -> None:
     interview.steps = [*interview.steps, {"kind": "spoken", "slug": step.slug,
                                           "number": step.number, "answer": [text[:4000]],

@@ -359,3 +359,17 @@ def test_overtime_is_counted_and_shown_in_the_report(client, web_engine):
     report = candidate.http.get(url).text
     assert "over the limit" in report
     assert re.search(r"1 min 2\d s over the limit", report), report[:2000]
+
+
+def test_an_interview_can_be_ended_early_and_resumed_from_the_set_up_page(client):
+    candidate = Candidate(client)
+    url = candidate.start(length="5")
+    setup = candidate.http.get("/mock").text
+    assert "interview in progress" in setup and url in setup  # offered to resume
+    candidate.answer(url, candidate.current(url))
+    ended = candidate.http.post(f"{url}/end", data={"csrf_token": candidate.token},
+                                follow_redirects=False)
+    assert ended.status_code == 303
+    report = candidate.http.get(url).text
+    assert "Interview report" in report and "Ended early: 1 of 5 questions answered" in report
+    assert "interview in progress" not in candidate.http.get("/mock").text
