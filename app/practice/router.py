@@ -303,5 +303,5 @@ def practise_mistakes(request: Request, session: SessionDep, lang: LangDep) -> R
     if profile is None or not due:
         return RedirectResponse("/review", status_code=303)
     interview = service.start_interview(session, profile, "senior", list(TOPICS), lang,
-                                        len(due), None, only=due)
+                                        len(due), None, only=due, purpose="review")
     return RedirectResponse(f"/mock/{interview.public_id}", status_code=303)

@@ -146,7 +146,7 @@ def _interleave(chosen: list[Candidate]) -> list[Candidate]:
 
 def start_interview(session: Session, profile: Profile, seniority: str, topics: list[str],
                     lang: str, length: int, seconds: int | None,
-                    only: list[str] | None = None) -> MockInterview:
+                    only: list[str] | None = None, purpose: str = "mock") -> MockInterview:
     rng = random.Random(secrets.randbits(64))  # noqa: S311 - choosing questions, not secrets
     plan = plan_interview(session, seniority, topics, length, rng, only)
     if not plan:
@@ -155,7 +155,7 @@ def start_interview(session: Session, profile: Profile, seniority: str, topics: 
                               seniority=seniority, topics=topics, lang=lang,
                               seconds_per_question=seconds or None, plan=plan, steps=[],
                               position=0, stage="question", step_started_at=utcnow(),
-                              started_at=utcnow())
+                              started_at=utcnow(), purpose=purpose)
     session.add(interview)
     session.flush()
     return interview
@@ -306,6 +306,15 @@ def advance(interview: MockInterview, follow_up: dict[str, Any] | None) -> None:
     interview.step_started_at = utcnow()
     interview.paused_at, interview.paused_seconds, interview.extra_seconds = None, 0.0, 0
     interview.draft = None
+
+
+def choice_order(interview: MockInterview, step: Step, keys: list[str]) -> list[str]:
+    """The choices in an order of this attempt's own: the same on every reload of the
+    step, different in the next interview, so a review is not answered by recognition."""
+    order = list(keys)
+    random.Random(f"{interview.public_id}:{step.number}:{step.kind}:{step.slug}").shuffle(  # noqa: S311
+        order)
+    return order
 
 
 def end_early(interview: MockInterview) -> None:

@@ -21,6 +21,7 @@ from app.calculator.units import format_quantity
 from app.config import ROOT
 from app.db import as_utc, utcnow
 from app.practice import feedback
+from app.practice import service as practice_service
 from app.web.htmx import is_partial
 from app.web.labels import translated
 from app.web.markdown import close_cjk_gaps, render_inline, render_markdown
@@ -146,6 +147,7 @@ templates.env.globals["worked_line"] = lambda step: close_cjk_gaps(
     step.render(i18n.gettext, people_number))
 templates.env.globals["answer_label"] = feedback.answer_label
 templates.env.globals["answer_help"] = feedback.answer_help
+templates.env.globals["choice_order"] = practice_service.choice_order
 
 
 def render(

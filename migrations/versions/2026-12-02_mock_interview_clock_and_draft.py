@@ -1,4 +1,4 @@
-"""The mock interview's clock and draft live on the server.
+"""The mock interview's clock and draft live on the server; a review session says so.
 
 Revision ID: 5c0a7f3e2b91
 Revises: 203df1c8edb7
@@ -19,15 +19,18 @@ depends_on: Union[str, Sequence[str], None] = None
 def upgrade() -> None:
     with op.batch_alter_table('mock_interview', schema=None) as batch_op:
         batch_op.add_column(sa.Column('paused_at', sa.DateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column('paused_seconds', sa.Float(), server_default='0',
+        batch_op.add_column(sa.Column('paused_seconds', sa.Double(), server_default='0',
                                       nullable=False))
         batch_op.add_column(sa.Column('extra_seconds', sa.Integer(), server_default='0',
                                       nullable=False))
         batch_op.add_column(sa.Column('draft', sa.String(length=4000), nullable=True))
+        batch_op.add_column(sa.Column('purpose', sa.String(length=10), server_default='mock',
+                                      nullable=False))
 
 
 def downgrade() -> None:
     with op.batch_alter_table('mock_interview', schema=None) as batch_op:
+        batch_op.drop_column('purpose')
         batch_op.drop_column('draft')
         batch_op.drop_column('extra_seconds')
         batch_op.drop_column('paused_seconds')

@@ -373,3 +373,34 @@ def test_an_interview_can_be_ended_early_and_resumed_from_the_set_up_page(client
     report = candidate.http.get(url).text
     assert "Interview report" in report and "Ended early: 1 of 5 questions answered" in report
     assert "interview in progress" not in candidate.http.get("/mock").text
+
+
+def test_a_review_session_says_so_and_shuffles_choices_per_attempt(client, web_engine):
+    """Two attempts at the same choice questions rarely show them in the same order, and a
+    reload keeps one attempt's order."""
+    from app.practice.models import MockInterview
+    from app.practice.service import Step, choice_order
+
+    keys = list("abcdef")
+    orders = {tuple(choice_order(MockInterview(public_id=f"id{n}"),
+                                 Step("main", "q", None, 1, 3), keys)) for n in range(20)}
+    assert len(orders) > 10
+    one = MockInterview(public_id="same")
+    step = Step("main", "q", None, 1, 3)
+    assert choice_order(one, step, keys) == choice_order(one, step, keys)
+
+    candidate = Candidate(client)
+    candidate.http.post("/questions/ring-allreduce-bytes-per-rank/answer",
+                        data={"csrf_token": candidate.token, "answer": "700 MB"})
+    from datetime import timedelta
+
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from app.db import utcnow
+    from app.practice.models import ReviewCard
+
+    with Session(web_engine) as db, db.begin():  # the missed question is due now
+        db.execute(update(ReviewCard).values(due_at=utcnow() - timedelta(minutes=1)))
+    session = candidate.http.post("/review/practise", data={"csrf_token": candidate.token})
+    assert "Review session" in session.text and "Mock interview ·" not in session.text
