@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from app.bank.checks import Finding, check_question, parse_question
-from app.bank.loader import fill_row, question_from_row, record_revision, to_yaml
+from app.bank.loader import canonical, fill_row, question_from_row, record_revision, to_yaml
 from app.bank.schema import QuestionFile
 from app.config import get_settings
 from app.db import utcnow
@@ -67,6 +67,13 @@ def save(session: Session, row: Question | None, question: QuestionFile, status:
             raise StaleEdit(row.version_id)
         if question.id != row.slug:
             raise ValueError("the id of a question cannot change")
+        if row.status == "published" and status == "draft":
+            # The live version stays live: the draft waits as a revision until published.
+            session.add(QuestionRevision(question_id=row.id, version=row.version_id,
+                                         status="draft", author=author[:254], note=note[:200],
+                                         content=canonical(question)))
+            session.flush()
+            return row
         stale = stale_after(question_from_row(row), question, list(row.stale_languages))
     else:
         row = Question(slug=question.id, translations=[], tags=[], evidence=[])
@@ -136,6 +143,19 @@ def revision(session: Session, row: Question, revision_id: int) -> QuestionFile 
 
 def current_text(row: Question) -> str:
     return to_yaml(question_from_row(row))
+
+
+def pending_draft(session: Session, row: Question) -> QuestionFile | None:
+    """A draft saved over the published version and not yet published: the newest
+    revision, when it is a draft and the question is live."""
+    if row.status != "published":
+        return None
+    newest = session.scalars(select(QuestionRevision).where(
+        QuestionRevision.question_id == row.id).order_by(QuestionRevision.id.desc()).limit(1)
+    ).one_or_none()
+    if newest is None or newest.status != "draft":
+        return None
+    return QuestionFile.model_validate(newest.content)
 
 
 NEW_QUESTION = """\

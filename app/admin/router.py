@@ -14,7 +14,7 @@ from app.accounts.models import User
 from app.accounts.service import end_all_sessions
 from app.admin import authoring, exchange, form_routes, interop, interop_import
 from app.admin import form as question_form
-from app.bank.loader import canonical, question_from_row
+from app.bank.loader import canonical, question_from_row, to_yaml
 from app.bank.schema import LANGUAGES, SENIORITIES, TOPICS
 from app.deps import AdminUser, EditorUser, FormDep, SessionDep
 from app.i18n import _
@@ -189,9 +189,13 @@ def edit(request: Request, slug: str, session: SessionDep, user: EditorUser) -> 
     done = request.query_params.get("done")
     message = {"draft": _("Draft saved."), "published": _("Published."),
                "archived": _("Archived: candidates no longer see it.")}.get(done or "")
-    fields = None if _yaml_mode(request) else question_form.form_from_data(
-        canonical(question_from_row(row)))
-    return _form(request, user, text=authoring.current_text(row), slug=row.slug,
+    pending = authoring.pending_draft(session, row)
+    shown = pending or question_from_row(row)
+    if pending is not None:
+        message = " ".join(m for m in (message, _(
+            "A draft is saved: the published version stays live until you publish it.")) if m)
+    fields = None if _yaml_mode(request) else question_form.form_from_data(canonical(shown))
+    return _form(request, user, text=to_yaml(shown), slug=row.slug,
                  version=row.version_id, status=row.status, message=message,
                  stale=list(row.stale_languages), fields=fields,
                  ids=authoring.known_ids(session) if fields is not None else None)

@@ -106,7 +106,29 @@ def test_restore_an_old_revision_as_a_draft(client, web_engine):
     oldest = re.findall(rf"/admin/questions/{slug}/revisions/(\d+)/restore", page)[-1]
     assert post(admin, f"/admin/questions/{slug}/revisions/{oldest}/restore").status_code == 303
     edit = admin.get(f"/admin/questions/{slug}").text
-    assert "OLD" in edit and "status-draft" in edit
+    assert "OLD" in edit and "A draft is saved" in edit  # the restored text, to publish
+    live = client.get(f"/questions/{slug}").text
+    assert "NEW" in live and "OLD" not in live  # the published version stays live
+
+
+def test_a_draft_of_a_published_question_keeps_it_live_until_published(client, web_engine):
+    admin = editor(web_engine)
+    slug = f"live-{next(_ids)}"
+    post(admin, "/admin/questions", text=question_text(slug, prompt_extra="\nLIVE"),
+         action="publish")
+    version = version_on(admin.get(f"/admin/questions/{slug}").text)
+    saved = post(admin, f"/admin/questions/{slug}", version=version, action="draft",
+                 text=question_text(slug, prompt_extra="\nWORK IN PROGRESS"))
+    assert saved.status_code == 303
+    live = client.get(f"/questions/{slug}")
+    assert live.status_code == 200 and "LIVE" in live.text
+    assert "WORK IN PROGRESS" not in live.text
+    edit = admin.get(f"/admin/questions/{slug}").text
+    assert "WORK IN PROGRESS" in edit and "A draft is saved" in edit
+    version = version_on(edit)
+    post(admin, f"/admin/questions/{slug}", version=version, action="publish",
+         text=question_text(slug, prompt_extra="\nWORK IN PROGRESS"))
+    assert "WORK IN PROGRESS" in client.get(f"/questions/{slug}").text
 
 
 def test_archive_hides_and_publishing_again_restores(client, web_engine):
