@@ -186,6 +186,20 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     return back
 
 
+@router.post("/mock/{public_id}/draft", name="mock:draft")
+def save_draft(request: Request, form: FormDep, public_id: str, session: SessionDep
+               ) -> Response:
+    """Keep what the candidate is typing for the current step (htmx, as they type)."""
+    interview = _interview(request, session, public_id)
+    step = service.current_step(interview)
+    text = _text(form.get("answer"))
+    if text is None or form.get("slug") != step.slug or str(form.get("number")) != str(
+            step.number):
+        return Response(status_code=409)  # typed for a step that is over: nothing to keep
+    interview.draft = text[:4000]
+    return Response(status_code=204)
+
+
 @router.post("/mock/{public_id}/end", name="mock:end")
 def end(request: Request, public_id: str, session: SessionDep) -> Response:
     """End the interview now; the report covers what was answered."""

@@ -87,3 +87,23 @@ def test_the_clock_and_a_draft_survive_a_reload(page: Page, live_server: str,
     box = page.locator("#timer").bounding_box()
     assert box is not None and 0 <= box["y"] < 800
     assert problems == []
+
+
+def test_a_typed_answer_survives_a_reload(page: Page, live_server: str,
+                                          problems: list[str]) -> None:  # noqa: F811
+    """Typed text is saved as the candidate types (htmx) and is back after a reload."""
+    for _attempt in range(6):  # until the interview opens on a question with a text field
+        page.goto(f"{live_server}/mock?lang=en")
+        page.locator("#s-senior").check()
+        page.locator("#m-length").select_option("3")
+        page.locator("form.setup button[type=submit]").click()
+        if page.locator("#answer").count():
+            break
+    field = page.locator("#answer")
+    assert field.count(), "no interview started on a numeric or open question"
+    with page.expect_response(lambda r: r.url.endswith("/draft")) as saved:
+        field.press_sequentially("my unfinished answer", delay=20)
+    assert saved.value.status == 204
+    page.reload()
+    expect(page.locator("#answer")).to_have_value("my unfinished answer")
+    assert problems == []

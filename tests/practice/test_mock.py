@@ -404,3 +404,17 @@ def test_a_review_session_says_so_and_shuffles_choices_per_attempt(client, web_e
         db.execute(update(ReviewCard).values(due_at=utcnow() - timedelta(minutes=1)))
     session = candidate.http.post("/review/practise", data={"csrf_token": candidate.token})
     assert "Review session" in session.text and "Mock interview ·" not in session.text
+
+
+def test_a_draft_is_kept_as_it_is_typed(client):
+    candidate = Candidate(client)
+    url = candidate.start(seconds="0")
+    step = candidate.current(url)
+    data = {"csrf_token": candidate.token, "slug": step["slug"], "number": step["number"],
+            "answer": "what I have typed so far"}
+    assert candidate.http.post(f"{url}/draft", data=data).status_code == 204
+    page = candidate.http.get(url).text
+    if step["kind"] != "choice":
+        assert "what I have typed so far" in page
+    stale = {**data, "number": "99"}
+    assert candidate.http.post(f"{url}/draft", data=stale).status_code == 409
