@@ -244,11 +244,15 @@ def _step_error(request: Request, interview: MockInterview, step: service.Step,
 
 def _report(request: Request, session: SessionDep, interview: MockInterview,
             lang: str) -> Response:
-    slugs = list(dict.fromkeys(s["slug"] for s in interview.steps if s.get("slug")))
-    views = {slug: find(session, slug, lang, None) for slug in slugs}
-    topics = {slug: v.spec.topic for slug, v in views.items() if v is not None}
+    # Each step as it was shown: its question with the numbers of its draw.
+    shown = list(dict.fromkeys((s["slug"], s.get("seed")) for s in interview.steps
+                               if s.get("slug")))
+    views = {key: find(session, key[0], lang, key[1]) for key in shown}
+    topics = {slug: v.spec.topic for (slug, _seed), v in views.items() if v is not None}
+    titles = {slug: v.texts.title for (slug, _seed), v in views.items() if v is not None}
     return render(request, "practice/report.html", {
-        "interview": interview, "report": service.report(interview, topics), "views": views})
+        "interview": interview, "report": service.report(interview, topics), "views": views,
+        "titles": titles})
 
 
 # ----------------------------------------------------------------------------- history, review

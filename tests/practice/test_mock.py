@@ -418,3 +418,15 @@ def test_a_draft_is_kept_as_it_is_typed(client):
         assert "what I have typed so far" in page
     stale = {**data, "number": "99"}
     assert candidate.http.post(f"{url}/draft", data=stale).status_code == 409
+
+
+def test_the_report_shows_each_answer_with_its_text_and_the_model_answer(client):
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    candidate.run_to_the_end(url)
+    report = candidate.http.get(url).text
+    assert report.count("Model answer") >= 3
+    if "ZeRO shards the optimizer state" not in report:  # no open question was drawn
+        assert 'class="chosen"' in report or "<code>" in report
+    assert '<ul class="chosen"><li><strong>A</strong>' in report or "<code>1" in report \
+        or "ZeRO shards the optimizer state" in report
