@@ -150,7 +150,11 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     back = RedirectResponse(f"/mock/{public_id}", status_code=303)
 
     if step.kind == "spoken":
-        service.record_spoken(interview, step, answers[0] if answers else "", seconds)
+        text = answers[0] if answers else ""
+        if not text.strip() and form.get("skip") != "yes":
+            return _step_error(request, interview, step, question, _(
+                "Write your answer, or skip this follow-up with the button below it."))
+        service.record_spoken(interview, step, text, seconds)
         service.advance(interview, None)
         return back
 

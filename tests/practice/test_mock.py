@@ -430,3 +430,30 @@ def test_the_report_shows_each_answer_with_its_text_and_the_model_answer(client)
         assert 'class="chosen"' in report or "<code>" in report
     assert '<ul class="chosen"><li><strong>A</strong>' in report or "<code>1" in report \
         or "ZeRO shards the optimizer state" in report
+
+
+def test_an_empty_spoken_follow_up_asks_to_write_or_skip(client, web_engine):
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import MockInterview
+
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    candidate.answer(url, candidate.current(url))
+    with Session(web_engine) as db, db.begin():  # the interviewer asks a spoken follow-up
+        interview = db.scalars(select(MockInterview).where(
+            MockInterview.public_id == url.rsplit("/", 1)[1])).one()
+        steps = [dict(s) for s in interview.steps]
+        steps[-1]["follow_up"] = {"spoken": 0}
+        interview.steps, interview.stage = steps, "follow_up"
+    step = candidate.current(url)
+    assert 'data-step="spoken"' in step["page"] and "Skip this follow-up" in step["page"]
+    data = {"csrf_token": candidate.token, "slug": step["slug"], "number": step["number"]}
+    empty = candidate.http.post(f"{url}/answer", data={**data, "answer": "  "},
+                                follow_redirects=False)
+    assert empty.status_code == 422 and "skip this follow-up" in empty.text
+    skipped = candidate.http.post(f"{url}/answer", data={**data, "answer": "", "skip": "yes"},
+                                  follow_redirects=False)
+    assert skipped.status_code == 303
+    assert 'data-step="spoken"' not in candidate.http.get(url).text
