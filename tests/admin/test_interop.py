@@ -71,3 +71,62 @@ def test_admin_downloads(client, web_engine):
     assert "not carried" in admin.get("/admin/export.report.txt").text
     assert admin.get("/admin/export.gift?lang=de").status_code == 422
     assert admin.get("/admin/export.docx").status_code == 404
+
+
+NUMERIC = [q for q in BANK.values() if q.kind == "numeric"]
+
+
+def test_exports_carry_the_numbers_the_question_is_asked_with():
+    """No raw {param} or {=…} left: Moodle's students need the numbers to answer."""
+    xml = to_moodle_xml(NUMERIC, "fr").text
+    gift = to_gift(NUMERIC, "fr").text
+    for text in (xml, gift):
+        assert "{world_size}" not in text and "{=" not in text and "{message_bytes}" not in text
+    root = ET.fromstring(xml.split("?>", 1)[1])
+    ring = next(q for q in root.findall("question") if q.find("name/text").text == RING.id)
+    assert "8 GPU" in ring.find("questiontext/text").text
+
+
+def test_numeric_answers_are_exported_in_the_unit_the_question_asks_for():
+    for question in NUMERIC:
+        unit = question.answer.unit
+        if not unit or unit == "%":
+            continue
+        root = ET.fromstring(to_moodle_xml([question], "en").text.split("?>", 1)[1])
+        units = [(u.find("unit_name").text, float(u.find("multiplier").text))
+                 for u in root.findall("question/units/unit")]
+        from app.calculator.reading import canonical_unit
+        assert units[0] == (canonical_unit(unit), 1.0), question.id
+    minutes = next(q for q in NUMERIC if q.answer.unit == "min")
+    root = ET.fromstring(to_moodle_xml([minutes], "en").text.split("?>", 1)[1])
+    units = dict((u.find("unit_name").text, float(u.find("multiplier").text))
+                 for u in root.findall("question/units/unit"))
+    assert units["s"] == pytest.approx(60)  # 1 min = 60 s: the answer times 60 in seconds
+
+
+def test_math_is_written_for_moodles_mathjax_filter():
+    mfu = BANK["mfu-from-throughput"]
+    text = to_moodle_xml([mfu], "en").text
+    assert "\\(" in text and "\\[" in text and "$" not in text
+
+
+def test_gift_keeps_the_explanation_as_general_feedback_with_its_paragraphs():
+    exported = to_gift([RING], "en").text
+    assert "####A ring all-reduce is a reduce-scatter" in exported
+    assert "\\n" in exported.split("####", 1)[1]  # paragraphs kept as GIFT's \n
+
+
+def test_a_control_character_is_removed_and_reported_not_fatal():
+    texts = RING.translations["en"]
+    broken = RING.model_copy(update={"translations": {
+        **RING.translations, "en": texts.model_copy(update={"prompt": texts.prompt + "\x07"})}})
+    exported = to_moodle_xml([broken], "en")
+    ET.fromstring(exported.text.split("?>", 1)[1])  # still a valid document
+    assert "control characters" in "\n".join(exported.notes)
+
+
+def test_topic_is_not_repeated_in_the_tags():
+    question = RING.model_copy(update={"tags": [RING.topic, *RING.tags]})
+    root = ET.fromstring(to_moodle_xml([question], "en").text.split("?>", 1)[1])
+    tags = [t.find("text").text for t in root.findall("question/tags/tag")]
+    assert len(tags) == len(set(tags))

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.admin import interop_import
-from app.admin.interop import _numbers, to_gift, to_moodle_xml
+from app.admin.interop import _numbers, _texts, moodle_text, to_gift, to_moodle_xml
 from app.admin.interop_import import (
     FileProblem,
     detect_format,
@@ -24,6 +24,7 @@ from app.admin.interop_import import (
     to_text,
     unique_slug,
 )
+from app.bank.calls import output_unit, parse_value
 from app.bank.checks import check_bank
 from app.config import ROOT
 from app.questions.models import Question, QuestionRevision
@@ -266,21 +267,26 @@ def test_round_trip_through_our_exports(export):
         assert draft.kind == original.kind, original.id
         assert en(draft).title == original.id  # the exports name questions by id
         if original.kind == "numeric":
-            value, tolerance, unit, scale, mistakes = _numbers(original)
-            stated = f"{value:.10g} {unit}" if unit and export is to_moodle_xml else value
+            numbers = _numbers(original)
+            unit = next(iter(numbers.units), None) if export is to_moodle_xml else None
+            stated = f"{numbers.value:.10g} {unit}" if unit else numbers.value
             if isinstance(stated, float):
                 assert draft.answer.value == pytest.approx(stated, rel=1e-9), original.id
             else:
                 assert draft.answer.value == stated, original.id
-            in_base = tolerance * (scale if export is to_moodle_xml else 1)
-            assert draft.answer.tolerance.value == pytest.approx(in_base, rel=1e-6)
-            for _, wrong in mistakes:  # named mistakes survive as text
+            scale = parse_value(f"1 {unit}", output_unit(original.answer.calculator)) \
+                if unit else 1.0
+            assert draft.answer.tolerance.value == pytest.approx(
+                numbers.tolerance * scale, rel=1e-6)
+            for _, wrong in numbers.mistakes:  # named mistakes survive as text
                 assert f"- {wrong:.10g} ± " in en(draft).explanation
         else:
-            expected = [(en(original).choices[c.key], c.correct) for c in original.choices]
+            shown = _texts(original, "en")  # the exports carry the texts as candidates see them
+            expected = [(moodle_text(shown.choices[c.key]), c.correct)
+                        for c in original.choices]
             assert choices(draft) == expected, original.id
-            wrong = {en(original).choices[k]: text for k, text in
-                     en(original).choice_feedback.items()}
+            wrong = {moodle_text(shown.choices[k]): moodle_text(text) for k, text in
+                     shown.choice_feedback.items()}
             assert {en(draft).choices[k]: text for k, text in
                     en(draft).choice_feedback.items()} == wrong, original.id
 
