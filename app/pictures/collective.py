@@ -16,6 +16,7 @@ from app.calculator.collectives import POWER_OF_TWO_ONLY, SUPPORTED
 from app.calculator.registry import Evaluation
 from app.i18n import N_, _
 from app.pictures.common import (
+    BLACK,
     BLUE,
     GREEN,
     INK,
@@ -41,6 +42,7 @@ ALGORITHM_NAMES = {
     "rabenseifner": N_("Rabenseifner"),
     "recursive-halving": N_("recursive halving"),
     "scatter-allgather": N_("scatter + all-gather"),
+    "gloo": N_("gloo (measured)"),
 }
 # Colour, marker and dash per algorithm: any one of the three tells the lines apart.
 STYLES = {
@@ -50,6 +52,7 @@ STYLES = {
     "rabenseifner": (PURPLE, "diamond", "9 3 2 3"),
     "recursive-halving": (SKY_BLUE, "triangle-down", "4 2"),
     "scatter-allgather": (VERMILLION, "cross", "1 2"),
+    "gloo": (BLACK, "x", "6 2 1 2"),
 }
 CHUNK_COLOURS = (BLUE, ORANGE, GREEN, VERMILLION, SKY_BLUE, PURPLE, "#F0E442", "#000000")
 CHUNK_LETTERS = "ABCDEFGH"
@@ -555,6 +558,8 @@ def _marker(shape: str, x: float, y: float, size: float = 4.0) -> str:
         "cross": [(-0.4, -1.2), (0.4, -1.2), (0.4, -0.4), (1.2, -0.4), (1.2, 0.4), (0.4, 0.4),
                   (0.4, 1.2), (-0.4, 1.2), (-0.4, 0.4), (-1.2, 0.4), (-1.2, -0.4),
                   (-0.4, -0.4)],
+        "x": [(-0.85, -1.15), (0, -0.3), (0.85, -1.15), (1.15, -0.85), (0.3, 0), (1.15, 0.85),
+              (0.85, 1.15), (0, 0.3), (-0.85, 1.15), (-1.15, 0.85), (-0.3, 0), (-1.15, -0.85)],
     }
     return " ".join(f"{r(x + dx * size)},{r(y + dy * size)}" for dx, dy in shapes[shape])
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.calculator import InputError, run
-from app.calculator.collectives import SUPPORTED
+from app.calculator import InputError, get, run
+from app.calculator.collectives import POWER_OF_TWO_ONLY, SUPPORTED
 
 
 class TestRingAllReduce:
@@ -107,6 +107,114 @@ class TestOtherCollectives:
         assert out["bytes_sent_per_rank"] == pytest.approx(1400)
         assert out["bytes_received_per_rank"] == pytest.approx(400 + 700)  # half, then 7/8
         assert out["time_s"] == 10
+
+
+class TestGloo:
+    """algorithm="gloo": torch 2.13's gloo backend on CPU tensors, as recorded by the
+    collective-traffic experiment (tests/experiments/test_collective_traffic.py)."""
+
+    @pytest.mark.parametrize(("op", "per_rank"), [
+        ("all-reduce", 1400), ("all-gather", 700), ("all-to-all", 700),
+        ("reduce-scatter", 1400)])
+    def test_symmetric_ops(self, op, per_rank):
+        out = run("collective", op=op, algorithm="gloo", world_size=8, message_bytes=800)
+        assert out["bytes_sent_by_rank"] == [per_rank] * 8
+        assert out["bytes_sent_per_rank"] == out["bytes_received_per_rank"] == per_rank
+
+    def test_reduce_scatter_is_a_whole_all_reduce_twice_the_ring(self):
+        gloo = run("collective", op="reduce-scatter", algorithm="gloo", world_size=8,
+                   message_bytes=1e9)
+        ring = run("collective", op="reduce-scatter", world_size=8, message_bytes=1e9)
+        all_reduce = run("collective", op="all-reduce", world_size=8, message_bytes=1e9)
+        assert gloo["bytes_sent_per_rank"] == 2 * ring["bytes_sent_per_rank"]
+        assert gloo["steps"] == all_reduce["steps"] == 14
+        assert gloo["bytes_sent_per_rank"] == all_reduce["bytes_sent_per_rank"]
+
+    @pytest.mark.parametrize(("p", "copies"), [
+        (2, [1, 0]), (4, [2, 1, 0, 0]), (6, [3, 2, 0, 0, 0, 0]), (8, [3, 2, 1, 1, 0, 0, 0, 0])])
+    def test_broadcast_root_and_leaves(self, p, copies):
+        """gloo/broadcast.cc: in round i every rank r < 2^i sends S to r + 2^i."""
+        out = run("collective", op="broadcast", algorithm="gloo", world_size=p,
+                  message_bytes=100)
+        assert out["bytes_sent_by_rank"] == [100 * c for c in copies]
+        assert out["bytes_sent_per_rank"] == 100 * math.ceil(math.log2(p))
+        assert out["bytes_received_per_rank"] == 100
+        assert out["steps"] == math.ceil(math.log2(p))
+
+    def test_gloo_broadcast_tree_is_not_mpichs(self):
+        """Same root, same ⌈log₂p⌉ rounds, other ranks forwarding."""
+        mpich = run("collective", op="broadcast", algorithm="tree", world_size=8,
+                    message_bytes=1)["bytes_sent_by_rank"]
+        assert mpich == [3, 0, 1, 0, 2, 0, 1, 0]
+
+    def test_reduce_up_to_2p_mib_is_ring_reduce_scatter_plus_gather(self):
+        out = run("collective", op="reduce", algorithm="gloo", world_size=8,
+                  message_bytes=8 << 20)
+        assert out["bytes_sent_by_rank"] == [7 << 20] + [8 << 20] * 7
+        assert out["bytes_received_per_rank"] == (7 << 20) * 2  # the root: ring + 7 blocks
+        assert out["steps"] == 8
+
+    def test_reduce_past_2p_mib_sends_all_segments_but_two(self):
+        """Measured at 16 MiB on 2 ranks: the root sends 14 MiB, the other rank 22 MiB."""
+        out = run("collective", op="reduce", algorithm="gloo", world_size=2,
+                  message_bytes=16 << 20)
+        assert out["bytes_sent_by_rank"] == [14 << 20, 22 << 20]
+        big = run("collective", op="reduce", algorithm="gloo", world_size=8, message_bytes=1e9)
+        ring = run("collective", op="reduce-scatter", world_size=8, message_bytes=1e9)
+        assert big["bytes_sent_by_rank"][0] > 1.14 * ring["bytes_sent_per_rank"]
+
+    def test_one_rank_sends_nothing(self):
+        for op in SUPPORTED:
+            out = run("collective", op=op, algorithm="gloo", world_size=1, message_bytes=1e6)
+            assert out["bytes_sent_by_rank"] == [0.0] and out["steps"] == 0
+
+    def test_worked_formula_says_how_the_ranks_differ(self):
+        evaluation = get("collective").evaluate({"op": "broadcast", "algorithm": "gloo",
+                                                 "world_size": 8, "message_bytes": 100})
+        lines = [str(step) for step in evaluation.worked]
+        assert lines[3] == ("bytes sent by each rank = S for every round i with r < 2^i and "
+                            "r + 2^i < p, from 0 B to 300 B")
+        symmetric = get("collective").evaluate({"op": "all-reduce", "algorithm": "gloo",
+                                                "world_size": 8, "message_bytes": 100})
+        assert not any("sent by each rank" in str(step) for step in symmetric.worked)
+
+
+class TestBytesSentByRank:
+    def test_symmetric_algorithms_give_every_rank_the_same(self):
+        out = run("collective", op="all-reduce", world_size=8, message_bytes="800 MB")
+        assert out["bytes_sent_by_rank"] == [pytest.approx(1.4e9)] * 8
+
+    def test_trees_and_chains_rooted_at_rank_0(self):
+        def by_rank(op, algorithm):
+            return run("collective", op=op, algorithm=algorithm, world_size=8,
+                       message_bytes=8)["bytes_sent_by_rank"]
+
+        assert by_rank("all-reduce", "tree") == [24, 8, 16, 8, 24, 8, 16, 8]
+        assert by_rank("broadcast", "ring") == [8] * 7 + [0]
+        assert by_rank("broadcast", "scatter-allgather") == [14, 7, 8, 7, 10, 7, 8, 7]
+        assert by_rank("reduce", "ring") == by_rank("reduce", "tree") == [0] + [8] * 7
+
+    def test_left_out_past_1024_ranks(self):
+        assert "bytes_sent_by_rank" in run("collective", op="all-reduce", world_size=1024,
+                                           message_bytes=1)
+        assert "bytes_sent_by_rank" not in run("collective", op="all-reduce",
+                                               world_size=1025, message_bytes=1)
+
+
+@given(op=st.sampled_from(sorted(SUPPORTED)), data=st.data(), p=st.integers(1, 300),
+       size=st.floats(0, 1e12))
+def test_bytes_sent_by_rank_agrees_with_the_busiest_rank(op, data, p, size):
+    algorithm = data.draw(st.sampled_from(SUPPORTED[op]))
+    if algorithm in POWER_OF_TWO_ONLY and p & (p - 1):
+        return
+    out = run("collective", op=op, algorithm=algorithm, world_size=p, message_bytes=size)
+    by_rank = out["bytes_sent_by_rank"]
+    assert len(by_rank) == p
+    assert max(by_rank) == pytest.approx(out["bytes_sent_per_rank"])
+    if op in ("broadcast", "reduce") and algorithm != "scatter-allgather" and (
+            op, algorithm) != ("reduce", "gloo"):
+        # Every rank but the root receives S once (broadcast) or sends it once (reduce).
+        assert sum(by_rank) == pytest.approx((p - 1) * size)
 
 
 class TestBadInput:

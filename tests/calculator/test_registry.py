@@ -117,7 +117,7 @@ def test_cli_json_prints_exactly_the_outputs(capsys):
                      "message_bytes=800MB", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {"steps": 14, "bytes_sent_per_rank": 1.4e9, "bytes_received_per_rank": 1.4e9,
-                   "busbw_factor": 1.75}
+                   "bytes_sent_by_rank": [1.4e9] * 8, "busbw_factor": 1.75}
 
 
 def test_cli_readable_output_shows_the_worked_formula(capsys):

@@ -42,7 +42,7 @@ def test_record_is_complete_and_matches_its_script(name):
     script = (DIRECTORY / f"{name}.py").read_bytes()
     assert record["script_sha256"] == hashlib.sha256(script).hexdigest(), (
         f"{name}.py changed since it was recorded: run `make experiments`")
-    assert set(record["world_sizes"]) <= {2, 4}
+    assert set(record["world_sizes"]) <= {2, 4, 8}
 
 
 def test_the_app_reads_them_without_torch():
