@@ -423,7 +423,8 @@ def _check_hard_coded(question: QuestionFile, default: Any, draws: list[dict[str
                         add(f"translations.{lang}.{field}", f"writes '{token.group(0)}' "
                             f"({what}), which the draws change: use a placeholder")
             for key, count in counts:
-                if re.search(rf"(?<![\d.,]){count}{_COUNTED}(?!\w)", prose, re.IGNORECASE):
+                # Not a count inside a name: "fp16 副本" is not 16 replicas.
+                if re.search(rf"(?<![\w.,]){count}{_COUNTED}(?!\w)", prose, re.IGNORECASE):
                     add(f"translations.{lang}.{field}", f"writes {count} ({{{key}}} of the "
                         f"default draw), which the draws change: use {{{key}}}")
 

@@ -135,8 +135,8 @@ def _expression(source: str, unit: str | None, values: TextValues, lang: str,
         return _for_math(format_count(value, lang), math_mode)
     if unit == "%":
         number = _for_math(format_number(value * 100, lang), math_mode)
-        if math_mode:
-            return f"{number}\\%"
+        if math_mode:  # French puts a thin space before %, Turkish writes it first
+            return {"fr": f"{number}\\,\\%", "tr": f"\\%{number}"}.get(lang, f"{number}\\%")
         return f"%{number}" if lang == "tr" else f"{number}\u00a0%" if lang == "fr" \
             else f"{number}%"
     try:

@@ -69,3 +69,17 @@ def test_numeric_answers_and_numeric_choices_come_from_the_calculator(result):
             assert question.answer.calculator and question.answer.mistakes, question.id
         if any(choice.value is not None for choice in question.choices):
             assert question.answer is not None, question.id  # the correct value is computed
+
+
+def test_the_subjects_ringside_is_named_for_cite_recorded_runs(capsys):
+    """All-reduce traffic, DDP, bucketing and ZeRO memory rest on recordings, not only on
+    the calculator: enough questions cite one, in each of those topics."""
+    assert cli_main(["bank", "stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["with_evidence"] >= 60
+    for topic in ("collectives", "data-parallel", "bucketing", "zero-fsdp", "memory",
+                  "tensor-parallel", "pipeline-parallel"):
+        assert stats["evidence_by_topic"][topic] >= 3, topic
+    for experiment in ("collective-traffic", "zero-memory", "tensor-parallel-collectives",
+                       "pipeline-schedules", "ddp-communication-volume"):
+        assert stats["experiments_cited"].get(experiment, 0) >= 1, experiment
