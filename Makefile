@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTHON ?= python3
 
-.PHONY: run test lint fmt assets install bank-check db i18n-extract bench bench-load bench-cpu bench-weight experiments experiments-check clean
+.PHONY: run test lint fmt assets install bank-check db i18n-extract bench bench-load bench-cpu bench-weight bench-keypoints experiments experiments-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -84,6 +84,10 @@ bench-cpu: install assets
 # Bytes on the wire for a question page and everything it loads.
 bench-weight: install assets
 	$(BIN)/python bench/page_weight.py
+
+# Precision and recall of the key points pre-ticked on open answers (paraphrase set).
+bench-keypoints: install
+	$(BIN)/python bench/keypoints.py
 
 clean:
 	rm -rf $(VENV) $(EXP) node_modules static/vendor .pytest_cache .ruff_cache .hypothesis

@@ -17,6 +17,7 @@ from app.i18n import LANGUAGES, _, current_language
 from app.practice import service
 from app.practice.feedback import problem_message
 from app.practice.grading import grade, grade_open
+from app.practice.keypoints import suggested_ticks
 from app.practice.models import MockInterview
 from app.practice.profile import ensure_profile, profile_of, set_profile_cookie
 from app.questions import repository
@@ -164,7 +165,7 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
         if not text.strip():
             return _step_error(request, interview, step, question, _("Write your answer "
                                                                      "first."))
-        suggested = service.suggested_ticks(text, question.texts.rubric)
+        suggested = suggested_ticks(text, question.texts.rubric, question.shown_lang)
         return render(request, "practice/step.html", {
             "interview": interview, "step": step, "q": question, "assessing": True,
             "clock": service.clock(interview),

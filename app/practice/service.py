@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import secrets
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from app.db import as_utc, utcnow
 from app.practice.grading import Grade
 from app.practice.models import Attempt, MockInterview, Profile, ReviewCard
 from app.questions.models import Question
-from app.questions.search import normalise
 
 PROFILE_COOKIE = "ringside_profile"
 LENGTHS = (3, 5, 8, 12)
@@ -338,26 +336,6 @@ def _time_limit(interview: MockInterview) -> dict[str, Any]:
     state = clock(interview)
     return {} if state.limit is None else {"limit": state.limit,
                                            "overtime": round(state.overtime, 1)}
-
-
-# ----------------------------------------------------------------------------- open answers
-
-
-_WORD = re.compile(r"[\w\-]{5,}|[\u4e00-\u9fff]{2,}")
-
-
-def suggested_ticks(answer: str, rubric: dict[str, str]) -> list[str]:
-    """Key points whose terms show up in the answer: pre-ticked as a hint, to confirm.
-
-    A key point counts when at least 40% of its longer words (or Chinese pairs) appear.
-    """
-    said = normalise(answer)
-    ticked = []
-    for key, text in rubric.items():
-        words = {w for w in _WORD.findall(normalise(text))}
-        if words and sum(1 for w in words if w in said) / len(words) >= 0.4:
-            ticked.append(key)
-    return ticked
 
 
 # ----------------------------------------------------------------------------- review (FSRS)
