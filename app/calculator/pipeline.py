@@ -52,7 +52,9 @@ def pipeline_bubble(
     of_total = over_ideal / (1 + over_ideal)
     inflight: float = m if schedule == "gpipe" else min(p, m)
     if schedule == "interleaved" and v > 1:
-        inflight = min(p, m) * (1 + (p - 1) / (p * v))  # the longer warm-up of chunked stages
+        # The longer warm-up of chunked stages, but never more than the m micro-batches
+        # there are (torch's warm-up stops at v·m chunks: pipeline-schedules recording).
+        inflight = min(min(p, m) * (1 + (p - 1) / (p * v)), m)
     worked = [
         Step(N_("%(schedule)s schedule, p = %(p)s stages, m = %(m)s micro-batches, v = %(v)s"),
              {"schedule": schedule, "p": p, "m": m, "v": v}),

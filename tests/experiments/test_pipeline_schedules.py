@@ -82,14 +82,10 @@ def test_picture_simulates_the_order_torch_executes(key):
     assert pipeline.simulate(p, m, case["schedule"], v) == timeline
 
 
-# The calculator's interleaved in-flight count p·(1 + (p−1)/(p·v)) is not capped by the
-# v·m chunks a stage has: with m = p it exceeds the m micro-batches there are (5.5 of 4
-# for p = m = 4, v = 2), while torch's warm-up, like the picture's, stops at v·m chunks.
-INFLIGHT_BUG = "calculator bug: interleaved inflight_microbatches is not capped at m"
-INFLIGHT_CASES = [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=INFLIGHT_BUG))
-                  if SUMMARY[k]["schedule"] == "interleaved"
-                  and SUMMARY[k]["microbatches"] == SUMMARY[k]["stages"] else k
-                  for k in COMPARABLE]
+# The interleaved in-flight count p·(1 + (p−1)/(p·v)) is capped by the m micro-batches
+# there are (with m = p it would be 5.5 of 4 for p = m = 4, v = 2): torch's warm-up, like
+# the picture's, stops at v·m chunks. This recording found that bug; the cases pin it.
+INFLIGHT_CASES = COMPARABLE
 
 
 def first_stage_stash(case: dict) -> float:
