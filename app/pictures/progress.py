@@ -34,8 +34,10 @@ class TopicBarsBody:
 def topic_bars(rows: list[tuple[str, float, int | None]], figure_id: str, title: str,
                value_header: str | None = None) -> Figure:
     """One bar per topic, 0-100 %; ``rows`` are (label, fraction, answers or None)."""
-    x0 = r(min(max((text_width(label) for label, *_rest in rows), default=60) + 16, 220))
-    full = 640 - 150 - x0  # room on the right for "75% · 12 answers"
+    # Labels are drawn at 12 units and never cut ("FLOPs, MFU and bottlenecks", "并行策略组合"):
+    # the picture widens instead, with the bars and the "75% · 12 answers" room after them.
+    x0 = r(max((text_width(label, 12) for label, *_rest in rows), default=60) + 16)
+    full = 340.0
     bars = []
     y = 8.0
     for label, value, count in rows:
@@ -49,7 +51,7 @@ def topic_bars(rows: list[tuple[str, float, int | None]], figure_id: str, title:
     headers = [_("Topic"), value_header or _("Accuracy")] + ([_("Answers")] if counted else [])
     table = Table(headers, [[b.label, percent(b.value)] + ([str(b.count)] if b.count is not None
                                                             else []) for b in bars])
-    return Figure("topic-bars", figure_id, title, desc, 640, y + 22,
+    return Figure("topic-bars", figure_id, title, desc, r(x0 + full + 150), y + 22,
                   TopicBarsBody(bars, x0, full, ticks, y), table)
 
 

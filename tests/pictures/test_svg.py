@@ -296,3 +296,21 @@ def test_drawn_markup_is_the_figures_of_that_call_in_that_language(lang):
         assert markup == macro(for_call("collective", RING, "calc"), "Pictures")
         assert label in markup
     assert drawn("mfu", {}, "x") == ""
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "tr", "zh"])
+def test_topic_labels_fit_inside_the_picture(lang):
+    """Every topic's name is drawn whole: the left end of its text stays in the picture."""
+    from app.i18n import current_language
+    from app.pictures.common import text_width
+    from app.web.labels import translated
+
+    token = current_language.set(lang)
+    try:
+        names = list(translated(lang)["topic"].values())
+        bars = topic_bars([(name, 0.5, 3) for name in names], "t", "Accuracy by topic")
+    finally:
+        current_language.reset(token)
+    left = bars.body.x0 - 8  # labels are right-aligned there
+    assert all(left - text_width(name, 12) >= 0 for name in names)
+    assert bars.width >= bars.body.x0 + bars.body.full + 100
