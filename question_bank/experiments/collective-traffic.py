@@ -38,16 +38,11 @@ What made counts differ from run to run, and what is done about it:
 The raw counters of every window are kept under `timing`.
 """
 
-import datetime
-import json
-import os
-import socket
-import struct
-import threading
 import warnings
 from fractions import Fraction
 
 import _harness as h
+import _traffic as traffic
 import torch
 import torch.distributed as dist
 
@@ -66,111 +61,14 @@ FALLBACK = {"all_gather_into_tensor": "all_gather", "reduce_scatter_tensor": "re
 ROOT = 0  # of broadcast and reduce
 CALIBRATION_BYTES = 4096  # rank 0 sends this to rank 1 with dist.send: the known case
 REPEATS = 2
-# struct tcp_info (linux/tcp.h) byte offsets of the u64 counters read here.
-TCPI_BYTES_RECEIVED, TCPI_BYTES_SENT, TCPI_BYTES_RETRANS = 128, 200, 208
-STORE_TIMEOUT = datetime.timedelta(seconds=60)
 
 
-def proc_io() -> tuple[int, int, int]:
-    """(rchar, wchar, length of the text read); that read itself adds its length to rchar."""
-    fd = os.open("/proc/self/io", os.O_RDONLY)
-    try:
-        raw = os.read(fd, 4096)
-    finally:
-        os.close(fd)
-    fields = dict(line.split(b": ") for line in raw.splitlines())
-    return int(fields[b"rchar"]), int(fields[b"wchar"]), len(raw)
-
-
-def store_port(store: object) -> int:
-    """The port of the TCPStore under the default group's prefix stores."""
-    while hasattr(store, "underlying_store"):
-        store = store.underlying_store
-    return store.port
-
-
-def tcp_sockets(excluded_ports: set[int]) -> list[socket.socket]:
-    """A duplicate of each connected TCP socket of this process, store sockets left out."""
-    found: dict[str, socket.socket] = {}
-    for name in sorted(os.listdir("/proc/self/fd")):
-        try:
-            target = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:  # the listing's own descriptor, closed since
-            continue
-        if not target.startswith("socket:") or target in found:
-            continue
-        sock = socket.socket(fileno=os.dup(int(name)))
-        try:
-            ports = {sock.getsockname()[1], sock.getpeername()[1]}
-        except (OSError, IndexError):  # not connected, or not an IP socket
-            sock.close()
-            continue
-        if sock.type != socket.SOCK_STREAM or ports & excluded_ports:
-            sock.close()
-            continue
-        found[target] = sock
-    return list(found.values())
-
-
-def tcp_counters(sock: socket.socket) -> tuple[int, int, int]:
-    """(bytes sent, bytes received, bytes retransmitted) on this socket since it opened.
-
-    `tcpi_bytes_sent` counts a retransmitted byte again; on a loaded loopback the kernel
-    does retransmit now and then (a tail-loss probe resends the last segment when the ACK
-    is late), so the bytes the process sent are sent − retransmitted.
-    """
-    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-    return tuple(struct.unpack_from("Q", raw, offset)[0]
-                 for offset in (TCPI_BYTES_SENT, TCPI_BYTES_RECEIVED, TCPI_BYTES_RETRANS))
-
-
-def thread_rchar() -> dict[str, tuple[str, int]]:
-    """rchar of every thread of this process but the calling one: {tid: (name, rchar)}."""
-    own, found = str(threading.get_native_id()), {}
-    for tid in os.listdir("/proc/self/task"):
-        if tid == own:
-            continue
-        try:
-            with open(f"/proc/self/task/{tid}/comm") as comm, \
-                    open(f"/proc/self/task/{tid}/io") as io:
-                found[tid] = (comm.read().strip(), int(io.readline().split()[1]))
-        except OSError:  # the thread ended meanwhile
-            continue
-    return found
-
-
-class Meter:
-    """The rank's counters, and fences on the parent's store around each measured window."""
+class Meter(traffic.Meter):
+    """The shared meter, with this experiment's window (counts and one raw line)."""
 
     def __init__(self, rank: int, world_size: int, port: int, prefix: str) -> None:
-        self.rank, self.world_size = rank, world_size
-        client = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=STORE_TIMEOUT)
-        self.store = dist.PrefixStore(prefix, client)  # one store serves every run
-        excluded = {port, store_port(dist.distributed_c10d._get_default_store())}
-        self.sockets = tcp_sockets(excluded)
-        # A socket is known by its (local, peer) ports; its other end, in the peer's
-        # process, has them swapped. A port alone is not enough: two ranks' outgoing
-        # connections may get the same ephemeral port.
-        ends = [(s.getsockname()[1], s.getpeername()[1]) for s in self.sockets]
-        self.store.set(f"ends/{rank}", json.dumps(ends))
-        owner = {}
-        for other in range(world_size):
-            self.store.wait([f"ends/{other}"])
-            for local, peer in json.loads(self.store.get(f"ends/{other}")):
-                owner[(local, peer)] = other
-        self.peers = [owner[(peer, local)] for local, peer in ends]
-        self.fences = 0
+        super().__init__(rank, world_size, port, prefix)
         self.rchar: list[int] = []  # every window's, gloo's traffic not counted in it
-
-    def fence(self) -> None:
-        """Every rank reaches this point before any goes on (no gloo traffic involved)."""
-        self.fences += 1
-        self.store.set(f"fence/{self.fences}/{self.rank}", "1")
-        self.store.wait([f"fence/{self.fences}/{r}" for r in range(self.world_size)])
-
-    def read(self) -> tuple[int, int, int, list[tuple[int, int, int]]]:
-        rchar, wchar, length = proc_io()
-        return rchar, wchar, length, [tcp_counters(s) for s in self.sockets]
 
     def window(self, call: object) -> tuple[dict, str]:
         """(counts, raw counters as one line) of `call()` between fences.
@@ -180,13 +78,13 @@ class Meter:
         """
         dist.barrier()
         self.fence()  # the barrier is over on every rank, all its bytes read
-        threads_before = thread_rchar()  # read before the window: not counted in it
+        threads_before = traffic.thread_rchar()  # read before the window: not counted in it
         before = self.read()
         self.fence()  # no rank starts before every rank has read its counters
         call()
         self.fence()  # every rank has finished: every byte of the call has arrived
         after = self.read()
-        threads_after = thread_rchar()
+        threads_after = traffic.thread_rchar()
         self.fence()  # no rank starts the next barrier before every rank has read
         sent_to, received = [0] * self.world_size, 0
         for peer, (s0, r0, x0), (s1, r1, x1) in zip(self.peers, before[3], after[3],
@@ -360,7 +258,7 @@ def main() -> None:
     out = h.cli_out(NAME, __file__)
     # The fences' store lives in this process, so no rank's counters see its traffic.
     store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
-                          timeout=STORE_TIMEOUT)
+                          timeout=traffic.STORE_TIMEOUT)
     runs = []
     for world_size in WORLD_SIZES:
         config = {"sizes": list(SIZES), "dtype": "float32", "repeats": REPEATS}

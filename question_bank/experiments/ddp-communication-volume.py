@@ -29,16 +29,12 @@ falls inside or outside a window by timing. Nothing prints inside a window (warn
 captured, bytecode writing is off). The raw counters are kept under `timing`.
 """
 
-import datetime
-import json
-import os
-import socket
-import struct
 import sys
 import warnings
 from collections.abc import Callable
 
 import _harness as h
+import _traffic as traffic
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -66,8 +62,6 @@ VARIANTS = {
 }
 COMM_DTYPE = {None: torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # struct tcp_info (linux/tcp.h) byte offsets of the u64 counters read here.
-TCPI_BYTES_RECEIVED, TCPI_BYTES_SENT, TCPI_BYTES_RETRANS = 128, 200, 208
-STORE_TIMEOUT = datetime.timedelta(seconds=60)
 
 
 def build_model(batchnorm: bool) -> nn.Sequential:
@@ -83,84 +77,16 @@ def bf16_hook_renamed(state: object,
     return default_hooks.bf16_compress_hook(state, bucket)
 
 
-def proc_io() -> tuple[int, int, int]:
-    """(rchar, wchar, length of the text read); that read itself adds its length to rchar."""
-    fd = os.open("/proc/self/io", os.O_RDONLY)
-    try:
-        raw = os.read(fd, 4096)
-    finally:
-        os.close(fd)
-    fields = dict(line.split(b": ") for line in raw.splitlines())
-    return int(fields[b"rchar"]), int(fields[b"wchar"]), len(raw)
-
-
-def store_port(store: object) -> int:
-    """The port of the TCPStore under the default group's prefix stores."""
-    while hasattr(store, "underlying_store"):
-        store = store.underlying_store
-    return store.port
-
-
-def gloo_sockets(excluded_ports: set[int]) -> list[socket.socket]:
-    """A duplicate of each connected TCP socket of this process but the stores' ones."""
-    found: dict[str, socket.socket] = {}
-    for name in sorted(os.listdir("/proc/self/fd")):
-        try:
-            target = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:  # the listing's own descriptor, closed by now
-            continue
-        if not target.startswith("socket:") or target in found:
-            continue
-        sock = socket.socket(fileno=os.dup(int(name)))
-        try:
-            ports = {sock.getsockname()[1], sock.getpeername()[1]}
-        except (OSError, IndexError):  # not connected, or not an IP socket
-            sock.close()
-            continue
-        if sock.type != socket.SOCK_STREAM or ports & excluded_ports:
-            sock.close()
-            continue
-        found[target] = sock
-    return list(found.values())
-
-
-def tcp_counters(sock: socket.socket) -> tuple[int, int, int]:
-    """(bytes sent, received, retransmitted) since the socket opened; a loaded loopback
-    retransmits now and then, and `tcpi_bytes_sent` counts those bytes again."""
-    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-    return tuple(struct.unpack_from("Q", raw, offset)[0]
-                 for offset in (TCPI_BYTES_SENT, TCPI_BYTES_RECEIVED, TCPI_BYTES_RETRANS))
-
-
-class Meter:
-    """The rank's counters, and fences on the parent's store around each measured window."""
+class Meter(traffic.Meter):
+    """The shared meter, with this experiment's window (counts per peer, raw counters kept)."""
 
     def __init__(self, rank: int, world_size: int, port: int, prefix: str) -> None:
-        self.rank, self.world_size = rank, world_size
-        client = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=STORE_TIMEOUT)
-        self.store = dist.PrefixStore(prefix, client)  # one store serves every run
-        excluded = {port, store_port(dist.distributed_c10d._get_default_store())}
-        self.sockets = gloo_sockets(excluded)
-        self.store.set(f"ports/{rank}", json.dumps([s.getsockname()[1] for s in self.sockets]))
-        owner = {}
-        for other in range(world_size):
-            self.store.wait([f"ports/{other}"])
-            for local_port in json.loads(self.store.get(f"ports/{other}")):
-                owner[local_port] = other
-        self.peers = [owner[s.getpeername()[1]] for s in self.sockets]
-        self.fences = 0
+        super().__init__(rank, world_size, port, prefix)
         self.raw: list[dict] = []
 
-    def fence(self) -> None:
-        """Every rank reaches this point before any goes on (no gloo traffic involved)."""
-        self.fences += 1
-        self.store.set(f"fence/{self.fences}/{self.rank}", "1")
-        self.store.wait([f"fence/{self.fences}/{r}" for r in range(self.world_size)])
-
-    def read(self) -> dict:
-        rchar, wchar, length = proc_io()
-        return {"rchar": rchar, "wchar": wchar, "io_text": length,
-                "sockets": [tcp_counters(s) for s in self.sockets]}
+    def read(self) -> dict:  # type: ignore[override]
+        rchar, wchar, length, sockets = super().read()
+        return {"rchar": rchar, "wchar": wchar, "io_text": length, "sockets": sockets}
 
     def window(self, label: str, call: Callable[[], object]) -> tuple[object, dict]:
         """(what `call()` returned, the window's counts); raw counters go to `self.raw`."""
@@ -305,7 +231,7 @@ def main() -> None:
     out = h.cli_out(NAME, __file__)
     # The fences' store lives in this process, so no rank's counters see its traffic.
     store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
-                          timeout=STORE_TIMEOUT)
+                          timeout=traffic.STORE_TIMEOUT)
     param_bytes = {bn: [p.numel() * p.element_size() for p in build_model(bn).parameters()]
                    for bn in (False, True)}
     grad_bytes = {bn: sum(sizes) for bn, sizes in param_bytes.items()}
