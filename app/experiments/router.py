@@ -10,6 +10,7 @@ from app.config import get_settings
 from app.deps import LangDep, SessionDep
 from app.experiments.records import experiments
 from app.i18n import _
+from app.pictures.experiments import for_experiment
 from app.questions.models import Question, QuestionEvidence
 from app.questions.repository import titles
 from app.web.templating import render
@@ -35,5 +36,6 @@ def detail(request: Request, name: str, session: SessionDep, lang: LangDep) -> R
         .where(QuestionEvidence.experiment == name, Question.public())
         .order_by(Question.slug)))
     citing = titles(session, slugs, lang)
-    return render(request, "experiments/detail.html",
-                  {"experiment": found, "citing": [(s, citing[s]) for s in slugs if s in citing]})
+    return render(request, "experiments/detail.html", {
+        "experiment": found, "citing": [(s, citing[s]) for s in slugs if s in citing],
+        "pictures_of_run": for_experiment(name, found.summary)})

@@ -11,6 +11,9 @@ draws them for its result, a question for the parameters the candidate was shown
     model-memory        stacked bars per device for ZeRO stages 0-3 (+ activations)
     activation-memory   bars per recomputation policy
     pipeline-bubble     the schedule as a timeline of forward, backward and idle cells
+
+Recorded experiments have pictures of their own (app/pictures/experiments.py), drawn from
+the recording with the calculator's figures beside the measured ones.
 """
 
 from __future__ import annotations

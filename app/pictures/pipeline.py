@@ -187,6 +187,16 @@ def pipeline_figure(evaluation: Evaluation, prefix: str) -> Figure:
     p, m = params["stages"], params["microbatches"]
     schedule, v = params["schedule"], params["virtual_stages"]
     v = v if schedule == "interleaved" else 1
+    drawable = p <= MAX_STAGES and 2 * p * m * v <= MAX_OPERATIONS
+    return schedule_figure(simulate(p, m, schedule, v) if drawable else None, schedule, p, m,
+                           v, outputs, prefix)
+
+
+def schedule_figure(grid: list[list[Op | None]] | None, schedule: str, p: int, m: int, v: int,
+                    outputs: dict[str, float], prefix: str, title: str | None = None
+                    ) -> Figure:
+    """A schedule's timeline: ``grid`` simulated (the calculator's) or as a recording ran;
+    ``outputs`` holds the bubble fractions and the micro-batches in flight it states."""
     name = _(SCHEDULE_NAMES[schedule])
     slots, idle = 2 * (v * m + p - 1), 2 * (p - 1)
     fraction = outputs["bubble_fraction_of_total"]
@@ -201,8 +211,6 @@ def pipeline_figure(evaluation: Evaluation, prefix: str) -> Figure:
     legend = [(x, 16 + 18 * line, *entry) for (x, line), entry in
               zip(legend_positions([e[0] for e in entries]), entries, strict=True)]
     top = legend[-1][1] + 18
-    drawable = p <= MAX_STAGES and 2 * p * m * v <= MAX_OPERATIONS
-    grid = simulate(p, m, schedule, v) if drawable else None
     drawn = columns(grid) if grid else []
     body: PipelineBody
     if grid and len(drawn) <= MAX_COLUMNS:
@@ -231,10 +239,10 @@ def pipeline_figure(evaluation: Evaluation, prefix: str) -> Figure:
                                 "shown as totals."), None))
     body.lines = lines
     height = lines[-1][0] + 12
-    title = (_("%(schedule)s schedule: %(p)s stages, %(m)s micro-batches, %(v)s chunks per "
-               "stage", schedule=name, p=p, m=m, v=v) if v > 1 else
-             _("%(schedule)s schedule: %(p)s stages, %(m)s micro-batches", schedule=name,
-               p=p, m=m))
+    title = title or (_("%(schedule)s schedule: %(p)s stages, %(m)s micro-batches, %(v)s "
+                        "chunks per stage", schedule=name, p=p, m=m, v=v) if v > 1 else
+                      _("%(schedule)s schedule: %(p)s stages, %(m)s micro-batches",
+                        schedule=name, p=p, m=m))
     desc = " ".join(text for _y, text, _v in lines)
     table = _table(grid, p) if grid else Table(
         [_("Quantity"), _("Value")],

@@ -29,6 +29,8 @@ PAGES = {
                            "&schedule=interleaved&virtual_stages=2",
     "experiments": "/experiments",
     "experiment": "/experiments/ddp-bucketing",
+    "experiment-pictures": "/experiments/collective-traffic",
+    "experiment-schedule": "/experiments/pipeline-schedules",
     "mock-setup": "/mock",
     "review": "/review",
     "progress": "/progress",
