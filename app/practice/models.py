@@ -79,3 +79,7 @@ class ReviewCard(Base):
     question_id: Mapped[int] = mapped_column(ForeignKey("question.id", ondelete="CASCADE"))
     card: Mapped[dict[str, Any]]
     due_at: Mapped[datetime] = mapped_column(index=True)
+    # The card before its last review, so the candidate's own rating can replace the one
+    # the grade gave (again / hard / good / easy) without counting a second review.
+    before: Mapped[dict[str, Any] | None]
+    reviewed_at: Mapped[datetime | None]

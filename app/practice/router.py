@@ -316,6 +316,25 @@ def review(request: Request, session: SessionDep, lang: LangDep) -> Response:
 
 
 
+@router.post("/review/rate", name="review:rate")
+def rate(request: Request, form: FormDep, session: SessionDep, lang: LangDep) -> Response:
+    """The candidate's own rating of their last answer to a question (again, hard, good,
+    easy) schedules its next review instead of the one the grade chose."""
+    slug, rating = _text(form.get("slug")) or "", service.SELF_RATINGS.get(
+        _text(form.get("rating")) or "")
+    profile = profile_of(request, session)
+    question = find(session, slug, lang, None) if len(slug) <= 80 else None
+    if rating is None or question is None or question.question_id is None:
+        raise HTTPException(422, _("Choose again, hard, good or easy for a question you "
+                                   "answered."))
+    card = service.rate_last_review(session, profile.id, question.question_id, rating) \
+        if profile else None
+    if card is None:
+        raise HTTPException(409, _("Answer the question first, then rate how it went."))
+    return render(request, "practice/rated.html", {"slug": slug, "due": card.due_at},
+                  block="rated")
+
+
 @router.post("/review/practise", name="review:practise")
 def practise_mistakes(request: Request, session: SessionDep, lang: LangDep) -> Response:
     """A short untimed interview over what is due now."""

@@ -355,13 +355,32 @@ def schedule(session: Session, profile_id: int, question_id: int, rating: Rating
     row = session.scalars(select(ReviewCard).where(
         ReviewCard.profile_id == profile_id, ReviewCard.question_id == question_id)
     ).one_or_none()
-    card = Card.from_dict(row.card) if row is not None else Card()
-    card, _log = scheduler.review_card(card, rating, now)
+    before = row.card if row is not None else {}
+    card, _log = scheduler.review_card(Card.from_dict(before) if before else Card(), rating,
+                                       now)
     if row is None:
         row = ReviewCard(profile_id=profile_id, question_id=question_id, card={}, due_at=now)
         session.add(row)
-    row.card = card.to_dict()
-    row.due_at = card.due
+    row.card, row.due_at, row.before, row.reviewed_at = card.to_dict(), card.due, before, now
+    return row
+
+
+SELF_RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good,
+                "easy": Rating.Easy}
+
+
+def rate_last_review(session: Session, profile_id: int, question_id: int, rating: Rating
+                     ) -> ReviewCard | None:
+    """The candidate's own rating replaces the one their last answer's grade gave: the card
+    is reviewed again from its state before that answer, at the same moment."""
+    row = session.scalars(select(ReviewCard).where(
+        ReviewCard.profile_id == profile_id, ReviewCard.question_id == question_id)
+    ).one_or_none()
+    if row is None or row.before is None or row.reviewed_at is None:
+        return None
+    card, _log = scheduler.review_card(Card.from_dict(row.before) if row.before else Card(),
+                                       rating, as_utc(row.reviewed_at))
+    row.card, row.due_at = card.to_dict(), card.due
     return row
 
 

@@ -1,4 +1,5 @@
-"""The mock interview's clock and draft live on the server; a review session says so.
+"""The mock interview's clock and draft live on the server; a review session says so;
+a review card keeps its state before the last review for the candidate's own rating.
 
 Revision ID: 5c0a7f3e2b91
 Revises: 203df1c8edb7
@@ -17,6 +18,10 @@ depends_on: Union[str, Sequence[str], None] = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('review_card', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('before', sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column('reviewed_at', sa.DateTime(timezone=True),
+                                      nullable=True))
     with op.batch_alter_table('mock_interview', schema=None) as batch_op:
         batch_op.add_column(sa.Column('paused_at', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('paused_seconds', sa.Double(), server_default='0',
@@ -29,6 +34,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('review_card', schema=None) as batch_op:
+        batch_op.drop_column('reviewed_at')
+        batch_op.drop_column('before')
     with op.batch_alter_table('mock_interview', schema=None) as batch_op:
         batch_op.drop_column('purpose')
         batch_op.drop_column('draft')

@@ -457,3 +457,44 @@ def test_an_empty_spoken_follow_up_asks_to_write_or_skip(client, web_engine):
                                   follow_redirects=False)
     assert skipped.status_code == 303
     assert 'data-step="spoken"' not in candidate.http.get(url).text
+
+
+def test_the_candidates_own_rating_replaces_the_one_the_grade_gave(client, web_engine):
+    """Again brings the question back sooner than Easy; rating twice does not count two
+    reviews (each rating starts from the card before the answer)."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import ReviewCard
+    from app.questions.models import Question
+
+    slug = "ring-allreduce-steps"
+    candidate = Candidate(client)
+    page = candidate.http.post(f"/questions/{slug}/answer", data={
+        "csrf_token": candidate.token, "answer": "a"}, headers={"HX-Request": "true"})
+    assert 'name="rating" value="easy"' in page.text
+
+    def due() -> datetime:
+        with Session(web_engine) as db:
+            question_id = db.scalars(select(Question.id).where(Question.slug == slug)).one()
+            return db.scalars(select(ReviewCard.due_at).where(  # this candidate's: the
+                ReviewCard.question_id == question_id)  # card answered last
+                .order_by(ReviewCard.reviewed_at.desc()).limit(1)).one()
+
+    def rate(rating: str):
+        return candidate.http.post("/review/rate", data={
+            "csrf_token": candidate.token, "slug": slug, "rating": rating},
+            headers={"HX-Request": "true"})
+
+    easy = rate("easy")
+    assert easy.status_code == 200 and "next review" in easy.text
+    after_easy = due()
+    rate("again")
+    after_again = due()
+    assert after_again < after_easy
+    rate("easy")
+    assert due() == after_easy  # the same review, rated again: not a second one
+    assert rate("sideways").status_code == 422
+    stranger = Candidate(client)
+    assert stranger.http.post("/review/rate", data={
+        "csrf_token": stranger.token, "slug": slug, "rating": "easy"}).status_code == 409
