@@ -36,8 +36,9 @@ def utcnow() -> datetime:
 
 
 def as_utc(moment: datetime) -> datetime:
-    """SQLite hands datetimes back without their time zone; every one is stored in UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    """A stored moment in UTC. SQLite hands datetimes back without their time zone (every
+    one is stored in UTC); PostgreSQL in the session's zone, which FSRS refuses."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
