@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from app.bank.calls import CallError, evaluate_call, output_unit
 from app.bank.schema import NumericAnswer, QuestionFile, Translation
-from app.bank.texts import filled_translation
 from app.calculator.reading import canonical_unit, dimension_of_unit
 from app.calculator.units import from_base
+from app.questions.service import view
 
 # Units offered to Moodle, per kind of answer: name -> size in the base unit.
 BYTE_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10,
@@ -82,10 +82,7 @@ def _numbers(question: QuestionFile) -> Numbers:
 
 def _texts(question: QuestionFile, lang: str) -> Translation:
     """The texts with the default draw's numbers (as the question page shows them)."""
-    shown_lang = lang if lang in question.translations else "en"
-    shown = {**question.answer.calculator.params} if question.answer else {}
-    return filled_translation(question, question.translations[shown_lang], shown, {},
-                              shown_lang)
+    return view(question, lang).texts
 
 
 def moodle_text(text: str) -> str:

@@ -101,3 +101,10 @@ def variant_combinations(question: QuestionFile) -> Iterator[dict[str, Any]]:
 def draw_variant(question: QuestionFile, rng: random.Random) -> dict[str, Any]:
     """One random set of new numbers."""
     return {key: rng.choice(values) for key, values in sorted(question.variants.items())}
+
+
+def shown_params(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]:
+    """The answer calculator's parameters with the variant applied (for the prompt)."""
+    if question.answer is None:
+        return {}
+    return {**question.answer.calculator.params, **draw}

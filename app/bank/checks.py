@@ -24,6 +24,7 @@ from app.bank.calls import (
     evaluate_call,
     output_unit,
     parse_value,
+    shown_params,
     variant_combinations,
     within,
 )
@@ -35,6 +36,7 @@ from app.bank.schema import (
     NumericAnswer,
     QuestionFile,
 )
+from app.bank.texts import EXPRESSION, fill, problems, text_values
 from app.calculator import get as get_calculator
 from app.calculator.reading import (
     ReadingError,
@@ -335,9 +337,7 @@ _COUNTED = (r"\s*(?:块|个|台|路)?\s*(?:GPUs?|ranks?|rangs?|nodes?|nœuds?|d�
 
 def _check_texts_follow_draws(question: QuestionFile, add: Any) -> None:
     """Placeholders can be filled; with variants, the texts follow the drawn numbers."""
-    from app.bank.texts import fill, problems, text_values
-
-    default = text_values(question, _shown(question, {}), {})
+    default = text_values(question, shown_params(question, {}), {})
     for lang, translation in question.translations.items():
         for field, text in _texts(translation.model_dump()):
             for problem in problems(text, default, lang):
@@ -356,7 +356,7 @@ def _check_texts_follow_draws(question: QuestionFile, add: Any) -> None:
         return
     draws = random.Random(question.id).sample(draws, min(DRAWS_COMPARED, len(draws)))  # noqa: S311
     _check_hard_coded(question, default, draws, add)
-    drawn = [(draw, text_values(question, _shown(question, draw), draw)) for draw in draws]
+    drawn = [(draw, text_values(question, shown_params(question, draw), draw)) for draw in draws]
     for lang, translation in question.translations.items():
         seen = {fill(translation.explanation, default, lang):
                 default.numbers.get("answer", math.nan)}
@@ -376,15 +376,9 @@ _CODE_OR_MATH = re.compile(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.S)
 _MACHINE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?e[+-]?\d+(?!\w)")
 
 
-def _shown(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]:
-    return {**question.answer.calculator.params, **draw} if question.answer else {}
-
-
 def _check_hard_coded(question: QuestionFile, default: Any, draws: list[dict[str, Any]],
                       add: Any) -> None:
     """A number that a draw changes, written out instead of being a placeholder."""
-    from app.bank.texts import EXPRESSION
-
     answer = question.answer
     assert answer is not None
     unit = output_unit(answer.calculator)

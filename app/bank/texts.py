@@ -202,6 +202,8 @@ def _node(node: ast.AST, names: Mapping[str, Any]) -> Any:
 def filled_translation(question: QuestionFile, texts: Translation, shown: Mapping[str, Any],
                        draw: Mapping[str, Any], lang: str) -> Translation:
     """``texts`` with every placeholder of every field filled for this draw."""
+    if "{" not in texts.model_dump_json():  # most texts have none: no calculator run
+        return texts
     values = text_values(question, shown, draw)
 
     def walk(data: Any) -> Any:

@@ -30,7 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from app.calculator.units import DIMENSIONS, MAX_QUANTITY_CHARS, Dimension, UnitError, parse
+from app.calculator.units import MAX_QUANTITY_CHARS, Dimension, UnitError, parse
 from app.calculator.units import unit_dimension as _unit_dimension
 
 READING_LANGUAGES = ("en", "fr", "tr", "zh")
@@ -270,5 +270,5 @@ def dimension_of_unit(unit: str) -> Dimension:
     return _unit_dimension(canonical_unit(unit))
 
 
-__all__ = ["DIMENSIONS", "Reading", "ReadingError", "canonical_unit", "dimension_of_unit",
+__all__ = ["Reading", "ReadingError", "canonical_unit", "dimension_of_unit",
            "read_quantity", "unit_spellings"]

@@ -10,7 +10,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.bank.calls import CallError, draw_variant, evaluate_call, output_unit, within
+from app.bank.calls import (
+    CallError,
+    draw_variant,
+    evaluate_call,
+    output_unit,
+    shown_params,
+    within,
+)
 from app.bank.schema import NumericAnswer, QuestionFile
 from app.calculator import get
 from app.calculator.reading import Reading, ReadingError, read_quantity
@@ -52,13 +59,6 @@ def variant_params(question: QuestionFile, seed: int | None) -> dict[str, Any]:
     if not question.variants or not seed:
         return {}
     return draw_variant(question, random.Random(seed))  # noqa: S311 - not security
-
-
-def shown_params(question: QuestionFile, draw: dict[str, Any]) -> dict[str, Any]:
-    """The answer calculator's parameters with the variant applied (for the prompt)."""
-    if question.answer is None:
-        return {}
-    return {**question.answer.calculator.params, **draw}
 
 
 def grade(question: QuestionFile, answers: list[str], seed: int | None = None,

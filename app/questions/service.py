@@ -13,12 +13,13 @@ from markupsafe import Markup
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from app.bank.calls import shown_params
 from app.bank.loader import question_from_row
 from app.bank.schema import QuestionFile, Translation
 from app.bank.texts import filled_translation
 from app.i18n import DEFAULT_LANGUAGE
 from app.lru import LRU
-from app.practice.grading import shown_params, variant_params
+from app.practice.grading import variant_params
 from app.questions import repository
 from app.questions.models import Question
 from app.web.markdown import render_markdown

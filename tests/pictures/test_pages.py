@@ -8,12 +8,13 @@ import re
 
 import pytest
 
+from app.bank.calls import shown_params
 from app.bank.checks import check_bank
 from app.calculator import run
 from app.calculator.registry import value_from_text
 from app.config import ROOT
 from app.i18n import LANGUAGES
-from app.practice.grading import shown_params, variant_params
+from app.practice.grading import variant_params
 from tests.conftest import csrf_token
 from tests.pictures.conftest import by_class, svgs, texts
 
