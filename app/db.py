@@ -52,11 +52,21 @@ class Timestamped:
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 
+# Per worker process: 4 workers hold at most 4 × 20 PostgreSQL connections (default
+# max_connections is 100); requests beyond wait for a connection rather than open one.
+POOL_SIZE = 12
+POOL_OVERFLOW = 8
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite connections get foreign keys and WAL."""
     if url.startswith("sqlite"):
         # Writers queue for the lock (BEGIN IMMEDIATE, see get_session) up to 30 s.
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        # A pool as large as the requests a worker runs at once: a connection opened past
+        # the pool is closed again when returned, and opening one (with its pragmas) costs
+        # more than the statements of a page.
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -66,7 +76,8 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE,
+                         max_overflow=POOL_OVERFLOW)
 
 
 @cache
@@ -103,6 +114,7 @@ def get_session(request: Request) -> Iterator[Session]:
         try:
             if writer:
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            request.state.db = session  # for what the page template still asks (due count)
             yield session
             session.commit()
         except Exception:

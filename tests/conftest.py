@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
+from fastapi import Request
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
@@ -143,17 +144,22 @@ def client(web_engine: Engine) -> Iterator[TestClient]:
     """The real application, its sessions bound to the test database."""
     from app.db import get_session
     from app.main import app
+    from app.web import templating
 
     factory = sessionmaker(bind=web_engine, expire_on_commit=False)
 
-    def session_override() -> Iterator[Session]:
+    def session_override(request: Request) -> Iterator[Session]:
         with factory() as session:
+            request.state.db = session
             yield session
             session.commit()
 
     app.dependency_overrides[get_session] = session_override
+    real_factory = templating.session_factory  # pages without a session of their own
+    templating.session_factory = lambda: factory
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
+    templating.session_factory = real_factory
     app.dependency_overrides.pop(get_session, None)
 
 

@@ -18,12 +18,13 @@ posts, so a refused form is shown again exactly as it was typed. Field names:
   ``variants`` (``param = v1, v2`` lines);
 - rows ``mistake.<row>.{id,calculator,output,factor,params,text.<lang>}``,
   ``choice.<row>.{key,correct,value,calculator,output,factor,params,text.<lang>,
-  feedback.<lang>}``, ``rubric.<row>.{id,text.<lang>}``: a row holds its texts in every
-  language, so adding or removing a row never leaves a text behind. ``params`` of a row
+  feedback.<lang>}``, ``rubric.<row>.{id,text.<lang>}``, ``spoken.<row>.{ask,answer,
+  points}.<lang>`` (a spoken follow-up; points one per line): a row holds its texts in
+  every language, so adding or removing a row never leaves a text behind. ``params`` of a row
   are the parameters that differ from the answer's (same calculator), ``key=value`` per
   line, ``key=`` dropping one;
-- ``t.<lang>.{title,prompt,explanation,follow_ups,why_asked,structure,model_answer}``
-  (``follow_ups`` and ``structure`` one item per line).
+- ``t.<lang>.{title,prompt,explanation,why_asked,structure,model_answer}``
+  (``structure`` one step per line).
 
 A value typed in a parameter, a variant or a choice value is read like the CLI reads it
 (JSON where it parses, else text: ``8`` is a number, ``800 MB`` a quantity, ``"8"`` the
@@ -47,13 +48,13 @@ from app.bank.schema import KINDS, LANGUAGES
 from app.calculator.registry import REGISTRY, value_from_text
 
 EDITOR_FIELD = "editor"
-ROW_TYPES = ("mistake", "choice", "rubric")
+ROW_TYPES = ("mistake", "choice", "rubric", "spoken")
+SPOKEN_FIELDS = ("ask", "answer", "points")
 MAX_ROWS = 60
 TOLERANCES = ("relative", "absolute", "geometric")
-TEXT_FIELDS = ("title", "prompt", "explanation", "follow_ups", "why_asked", "structure",
-               "model_answer")
+TEXT_FIELDS = ("title", "prompt", "explanation", "why_asked", "structure", "model_answer")
 EXTRA_KEYS = ("evidence", "reviewed")
-_ROW = re.compile(r"^(mistake|choice|rubric)\.([a-z0-9]{1,16})\.([a-z_]+(?:\.[a-z]{2})?)$")
+_ROW = re.compile(r"^(mistake|choice|rubric|spoken)\.([a-z0-9]{1,16})\.([a-z_]+(?:\.[a-z]{2})?)$")
 CHOICE_KINDS = ("single_choice", "multi_choice")
 
 
@@ -208,7 +209,7 @@ def form_from_data(data: Mapping[str, Any]) -> dict[str, Any]:
         },
         "variants": "\n".join(f"{k} = {', '.join(render_scalar(v) for v in _list(vs))}"
                               for k, vs in _dict(data.get("variants")).items()),
-        "mistakes": [], "choices": [], "rubric": [],
+        "mistakes": [], "choices": [], "rubric": [], "spoken": [],
         "t": {},
     }
     for i, mistake in enumerate(_list(answer.get("mistakes"))):
@@ -229,22 +230,36 @@ def form_from_data(data: Mapping[str, Any]) -> dict[str, Any]:
     for i, point in enumerate(_list(data.get("rubric"))):
         context["rubric"].append({"row": f"r{i}", "id": str(point),
                                   "text": _texts(translations, "rubric", str(point))})
+    spoken = {lang: [_spoken(item) for item in _list(_dict(translations.get(lang)).get(
+        "follow_ups"))] for lang in LANGUAGES}
+    for i in range(max(len(items) for items in spoken.values())):
+        context["spoken"].append({"row": f"s{i}", **{field: {
+            lang: items[i][field] if i < len(items) else "" for lang, items in spoken.items()}
+            for field in SPOKEN_FIELDS}})
     for lang in LANGUAGES:
         texts = _dict(translations.get(lang))
         guidance = _dict(texts.get("guidance"))
         context["t"][lang] = {
             "title": str(texts.get("title", "")), "prompt": str(texts.get("prompt", "")),
             "explanation": str(texts.get("explanation", "")),
-            "follow_ups": "\n".join(str(f) for f in _list(texts.get("follow_ups"))),
             "why_asked": str(guidance.get("why_asked", "")),
             "structure": "\n".join(str(s) for s in _list(guidance.get("structure"))),
             "model_answer": str(guidance.get("model_answer", ""))}
     return context
 
 
+def _spoken(item: Any) -> dict[str, str]:
+    """A spoken follow-up as the form shows it (an old bare text is its question)."""
+    item = {"ask": item} if isinstance(item, str) else _dict(item)
+    return {"ask": str(item.get("ask") or ""), "answer": str(item.get("answer") or ""),
+            "points": "\n".join(str(p) for p in _list(item.get("points")))}
+
+
 def empty_row(kind: str) -> dict[str, Any]:
-    """A new mistake, choice or rubric row (for the "Add" buttons)."""
+    """A new mistake, choice, rubric or spoken follow-up row (for the "Add" buttons)."""
     blank = {lang: "" for lang in LANGUAGES}
+    if kind == "spoken":
+        return {"row": new_row_id(), **{field: dict(blank) for field in SPOKEN_FIELDS}}
     row: dict[str, Any] = {"row": new_row_id(), "text": dict(blank)}
     if kind == "rubric":
         return {**row, "id": ""}
@@ -279,8 +294,9 @@ def context_from_form(form: Any) -> dict[str, Any]:
         if row is None:
             if len(rows[kind]) >= MAX_ROWS:
                 continue
-            row = rows[kind][row_id] = {"row": row_id, "text": {}, "feedback": {}}
-        if field.startswith(("text.", "feedback.")):
+            row = rows[kind][row_id] = {"row": row_id, "text": {}, "feedback": {},
+                                        **{f: {} for f in SPOKEN_FIELDS}}
+        if "." in field:
             group, lang = field.split(".")
             if lang in LANGUAGES:
                 row[group].setdefault(lang, value)
@@ -309,6 +325,8 @@ def context_from_form(form: Any) -> dict[str, Any]:
                           for row in rows["choice"].values()]
     context["rubric"] = [{"id": "", **row, "text": {**blank, **row["text"]}}
                          for row in rows["rubric"].values()]
+    context["spoken"] = [{"row": row["row"], **{f: {**blank, **row[f]} for f in SPOKEN_FIELDS}}
+                         for row in rows["spoken"].values()]
     context["t"] = {lang: {field: first.get(f"t.{lang}.{field}", "") for field in TEXT_FIELDS}
                     for lang in LANGUAGES}
     return context
@@ -339,6 +357,9 @@ def to_pairs(context: Mapping[str, Any]) -> list[tuple[str, str]]:
             if kind == "choice":
                 pairs += [(f"{name}.feedback.{lang}", row["feedback"][lang])
                           for lang in LANGUAGES]
+    for row in context["spoken"]:
+        pairs += [(f"spoken.{row['row']}.{field}.{lang}", row[field][lang])
+                  for field in SPOKEN_FIELDS for lang in LANGUAGES]
     for lang in LANGUAGES:
         pairs += [(f"t.{lang}.{field}", context["t"][lang][field]) for field in TEXT_FIELDS]
     return pairs
@@ -412,7 +433,10 @@ def _translation(context: Mapping[str, Any], lang: str, kind: str) -> dict[str, 
             groups["rubric"][row["id"].strip()] = text(row["text"][lang])
     for group, values in groups.items():
         out[group] = {k: v for k, v in values.items() if k and v is not None}
-    out["follow_ups"] = _lines(texts["follow_ups"])
+    out["follow_ups"] = [{k: v for k, v in {
+        "ask": text(row["ask"][lang]), "answer": text(row["answer"][lang]),
+        "points": _lines(row["points"][lang])}.items() if v}
+        for row in context["spoken"] if _text(row["ask"][lang]).strip()]
     out["guidance"] = {"why_asked": text(texts["why_asked"]),
                        "structure": _lines(texts["structure"]),
                        "model_answer": text(texts["model_answer"])}

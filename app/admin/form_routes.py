@@ -15,7 +15,7 @@ from app.deps import EditorUser
 from app.web.templating import render
 
 router = APIRouter(prefix="/questions/form", include_in_schema=False)  # under /admin
-PARTS = ("mistake", "choice", "rubric", "follow_up")
+PARTS = ("mistake", "choice", "rubric", "spoken", "follow_up")
 
 
 def _fragment(request: Request, **context: object) -> Response:
@@ -28,7 +28,8 @@ def _fragment(request: Request, **context: object) -> Response:
 
 @router.get("/row", name="admin:question_form_row")
 def new_row(request: Request, user: EditorUser) -> Response:
-    """An empty mistake, choice, rubric or follow-up row, with its texts in every language."""
+    """An empty mistake, choice, rubric, spoken or linked follow-up row, with its texts in
+    every language."""
     part = request.query_params.get("type", "")
     if part not in PARTS:
         return Response(status_code=404)

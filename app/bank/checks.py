@@ -35,6 +35,7 @@ from app.bank.schema import (
     ChoiceAnswer,
     NumericAnswer,
     QuestionFile,
+    Translation,
 )
 from app.bank.texts import EXPRESSION, fill, problems, text_values
 from app.calculator import get as get_calculator
@@ -235,6 +236,7 @@ def _check_translations(question: QuestionFile, add: Any) -> None:
                 add(f"translations.{lang}.{field}.{key}", "has no matching "
                     + {"mistakes": "mistake", "choices": "choice", "choice_feedback":
                        "wrong choice", "rubric": "rubric key point"}[field])
+        _check_spoken_follow_ups(question, lang, translation, add)
         used = set(PLACEHOLDER.findall(translation.prompt))
         for key in sorted(set(question.variants) - used):
             add(f"translations.{lang}.prompt", f"does not show the variant parameter "
@@ -248,6 +250,28 @@ def _check_translations(question: QuestionFile, add: Any) -> None:
             for use in variant_uses(text, lang):
                 add(f"translations.{lang}.{field}", f"{use} in the glossary "
                     f"(app/i18n/glossary/{lang}.yaml)")
+
+
+def _check_spoken_follow_ups(question: QuestionFile, lang: str, translation: Translation,
+                             add: Any) -> None:
+    """Each spoken follow-up has a model answer and 2 to 4 key points, the same shape in
+    every language as in English (the report and the interviewer show them side by side)."""
+    english = question.translations.get("en")
+    if english is not None and lang != "en" \
+            and len(translation.follow_ups) != len(english.follow_ups):
+        add(f"translations.{lang}.follow_ups", f"has {len(translation.follow_ups)} "
+            f"follow-ups; English has {len(english.follow_ups)}")
+    for i, follow_up in enumerate(translation.follow_ups):
+        field = f"translations.{lang}.follow_ups[{i}]"
+        if follow_up.answer is None:
+            add(field, "has no model answer (answer:)")
+        if not 2 <= len(follow_up.points) <= 4:
+            add(field, f"has {len(follow_up.points)} key points; a follow-up needs 2 to 4 "
+                "(points:)")
+        elif english is not None and lang != "en" and i < len(english.follow_ups) \
+                and len(english.follow_ups[i].points) != len(follow_up.points):
+            add(f"{field}.points", f"has {len(follow_up.points)} key points; English has "
+                f"{len(english.follow_ups[i].points)}")
 
 
 def _texts(data: Any, path: str = "") -> list[tuple[str, str]]:

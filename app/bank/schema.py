@@ -25,8 +25,8 @@ from pydantic import (
 LANGUAGES = ("en", "fr", "tr", "zh")
 # Topic slugs; their display names (translated) are in app/web/labels.py.
 TOPICS = ("collectives", "data-parallel", "bucketing", "memory", "zero-fsdp", "tensor-parallel",
-          "pipeline-parallel", "parallelism-strategy", "hardware", "efficiency",
-          "fault-tolerance", "frameworks")
+          "pipeline-parallel", "long-context", "moe", "parallelism-strategy", "hardware",
+          "low-precision", "efficiency", "fault-tolerance", "frameworks")
 SENIORITIES = ("junior", "mid", "senior")
 KINDS = ("single_choice", "multi_choice", "numeric", "open")
 
@@ -122,6 +122,26 @@ class Guidance(Strict):
     model_answer: Text
 
 
+class SpokenFollowUp(Strict):
+    """A follow-up the interviewer asks aloud, with what a good spoken answer says.
+
+    ``points`` are the key points a candidate ticks (and the report shows) for it; every
+    language has the same follow-ups with the same number of points, in the same order.
+    """
+
+    ask: Text
+    answer: Text | None = Field(default=None, description="a short model answer")
+    points: list[Text] = Field(default_factory=list, max_length=4,
+                               description="2 to 4 key points of a good answer")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        """A bare string is a follow-up still without its answer (an import, an old file);
+        ``bank check`` asks for the answer and points."""
+        return {"ask": data} if isinstance(data, str) else data
+
+
 class Translation(Strict):
     title: Annotated[str, StringConstraints(min_length=1, max_length=160)]
     prompt: Text
@@ -130,7 +150,7 @@ class Translation(Strict):
     choices: dict[str, Text] = Field(default_factory=dict)
     choice_feedback: dict[str, Text] = Field(default_factory=dict)
     rubric: dict[str, Text] = Field(default_factory=dict)
-    follow_ups: list[Text] = Field(min_length=2)
+    follow_ups: list[SpokenFollowUp] = Field(min_length=2)
     guidance: Guidance
 
 

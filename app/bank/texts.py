@@ -149,12 +149,19 @@ def _expression(source: str, unit: str | None, values: TextValues, lang: str,
     return f"{number}\\ \\text{{{unit}}}" if math_mode else f"{number} {unit}"
 
 
+_PLAIN_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
 def _for_math(number: str, math_mode: bool) -> str:
-    """A formatted number as LaTeX reads it: ``1{,}4``, groups with thin spaces."""
+    """A formatted number as LaTeX reads it: ``1{,}4``, groups with thin spaces,
+    ``5{,}88 \\times 10^{23}``."""
     if not math_mode:
         return number
+    number = re.sub(r"\s*×\s*10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: r" \times 10^{"
+                    + m.group(1).translate(_PLAIN_DIGITS) + "}", number)
     number = number.replace(",", "{,}")
-    number = re.sub(r"([^\W\d_]+)", r"\\text{\1}", number)  # words: 13 billion, 130 亿
+    # Words (13 billion, 130 亿) in \text, not the commands just written.
+    number = re.sub(r"(?<![\\A-Za-z])([^\W\d_]+)", r"\\text{\1}", number)
     return re.sub(r"[\u00a0\u202f ]", r"\\,", number)
 
 

@@ -19,10 +19,16 @@ _SINGULAR = {"milliards": "milliard", "millions": "million"}
 _WORDS_FROM = {"en": 1e6, "fr": 1e6, "tr": 1e6, "zh": 1e5}
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
 def format_number(value: float, lang: str, digits: int = 4) -> str:
-    """``value`` rounded to ``digits`` significant digits, grouped and marked for ``lang``."""
+    """``value`` rounded to ``digits`` significant digits, grouped and marked for ``lang``;
+    very large or small ones in powers of ten as people write them (5,88 × 10²³)."""
     if value != 0 and not 1e-4 <= abs(value) < 1e15:
-        return significant(value, digits)
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return (f"{format_number(float(f'{float(mantissa):.{digits}g}'), lang, digits)}"
+                f" × 10{str(int(exponent)).translate(_SUPERSCRIPT)}")
     rounded = float(f"{value:.{digits}g}")
     return format_decimal(rounded, format="#,##0.##########", locale=_locale(lang))
 

@@ -89,7 +89,7 @@ def variant_uses(text: str, lang: str) -> list[VariantUse]:
     patterns = _variant_patterns(lang)
     if not patterns:
         return []
-    prose = _CODE_OR_MATH.sub(" ", text)
+    prose = " ".join(_CODE_OR_MATH.sub(" ", text).split())  # a variant may wrap a line
     lowered = prose.casefold()
     found: list[VariantUse] = []
     for term, variant, pattern in patterns:

@@ -45,6 +45,8 @@ class MockInterview(Base):
     paused_seconds: Mapped[float] = mapped_column(default=0.0, server_default="0")
     extra_seconds: Mapped[int] = mapped_column(default=0, server_default="0")
     draft: Mapped[str | None] = mapped_column(String(4000))  # the answer typed so far
+    # An open answer (or spoken follow-up) being self-checked: {"answer": str, "ticks": [...]}
+    assessment: Mapped[dict[str, Any] | None]
     purpose: Mapped[str] = mapped_column(String(10), default="mock", server_default="mock")
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
-from app.bank.schema import SENIORITIES, TOPICS
+from app.bank.schema import SENIORITIES, TOPICS, SpokenFollowUp
 from app.db import as_utc, utcnow
 from app.deps import FormDep, LangDep, SessionDep
 from app.i18n import LANGUAGES, _, current_language
@@ -124,13 +124,32 @@ def interview_page(request: Request, public_id: str, session: SessionDep) -> Res
     if step.kind == "done":
         return _report(request, session, interview, lang)
     question = _view(session, step.slug, lang, step.seed)
-    context: dict[str, Any] = {"interview": interview, "step": step, "q": question,
-                               "spoken": None, "suggested": [],
-                               "given_text": interview.draft or "",
-                               "clock": service.clock(interview)}
-    if step.kind == "spoken":
-        context["spoken"] = question.texts.follow_ups[step.spoken_text_index or 0]
-    return render(request, "practice/step.html", context)
+    if interview.assessment and not interview.paused_at:  # the self-check, as left
+        return _assess(request, interview, step, question, interview.assessment["answer"],
+                       interview.assessment.get("ticks", []))
+    return render(request, "practice/step.html", {
+        "interview": interview, "step": step, "q": question,
+        "spoken": _spoken(question, step), "given_text": interview.draft or "",
+        "clock": service.clock(interview)})
+
+
+def _spoken(question: QuestionView, step: service.Step) -> SpokenFollowUp | None:
+    return question.spoken(step.spoken_text_index) if step.kind == "spoken" else None
+
+
+def _key_points(question: QuestionView, step: service.Step) -> dict[str, str]:
+    return question.key_points(step.spoken_text_index if step.kind == "spoken" else None)
+
+
+def _assess(request: Request, interview: MockInterview, step: service.Step,
+            question: QuestionView, text: str, ticks: list[str]) -> Response:
+    """The model answer beside the candidate's, with the key points to tick."""
+    spoken = _spoken(question, step)
+    return render(request, "practice/step.html", {
+        "interview": interview, "step": step, "q": question, "assessing": True,
+        "spoken": spoken, "clock": service.clock(interview), "given_text": text,
+        "model_answer": spoken.answer if spoken else question.texts.guidance.model_answer,
+        "key_points": _key_points(question, step), "suggested": ticks})
 
 
 @router.post("/mock/{public_id}/answer", name="mock:answer")
@@ -150,29 +169,39 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     seconds = service.clock(interview).elapsed
     back = RedirectResponse(f"/mock/{public_id}", status_code=303)
 
-    if step.kind == "spoken":
+    spec = question.spec
+    ticked = [v for v in form.getlist("rubric") if isinstance(v, str)]
+    self_checked = step.kind == "spoken" or spec.kind == "open"
+    if self_checked and form.get("skip") == "yes" and step.kind == "spoken":
+        service.record_spoken(interview, step, "", seconds, None, 0)
+        service.advance(interview, None)
+        return back
+    if self_checked and form.get("step") == "assess":
+        # The answer being checked is the one kept on the server (a form may post it too).
+        text = (interview.assessment or {}).get("answer") or (answers[0] if answers else "")
+    elif self_checked:
         text = answers[0] if answers else ""
-        if not text.strip() and form.get("skip") != "yes":
+    if self_checked:
+        if not text.strip():
             return _step_error(request, interview, step, question, _(
-                "Write your answer, or skip this follow-up with the button below it."))
-        service.record_spoken(interview, step, text, seconds)
+                "Write your answer, or skip this follow-up with the button below it.")
+                if step.kind == "spoken" else _("Write your answer first."))
+        points = _key_points(question, step)
+        if points and form.get("step") != "assess":
+            suggested = suggested_ticks(text, points, question.shown_lang)
+            service.start_assessment(interview, text, suggested)
+            return _assess(request, interview, step, question, text[:4000], suggested)
+    if step.kind == "spoken":
+        points = _key_points(question, step)
+        kept = [key for key in points if key in ticked]
+        service.record_spoken(interview, step, text, seconds, [int(k) for k in kept],
+                              len(points))
         service.advance(interview, None)
         return back
 
-    spec = question.spec
-    if spec.kind == "open" and form.get("step") != "assess":
-        text = answers[0] if answers else ""
-        if not text.strip():
-            return _step_error(request, interview, step, question, _("Write your answer "
-                                                                     "first."))
-        suggested = suggested_ticks(text, question.texts.rubric, question.shown_lang)
-        return render(request, "practice/step.html", {
-            "interview": interview, "step": step, "q": question, "assessing": True,
-            "clock": service.clock(interview),
-            "suggested": suggested, "given_text": text[:4000], "spoken": None})
-
     if spec.kind == "open":
-        result = grade_open(spec, [v for v in form.getlist("rubric") if isinstance(v, str)])
+        result = grade_open(spec, ticked)
+        answers = [text]
     else:
         result = grade(spec, answers, step.seed, lang)
     if result.problem:
@@ -197,10 +226,14 @@ def save_draft(request: Request, form: FormDep, public_id: str, session: Session
     """Keep what the candidate is typing for the current step (htmx, as they type)."""
     interview = _interview(request, session, public_id)
     step = service.current_step(interview)
-    text = _text(form.get("answer"))
-    if text is None or form.get("slug") != step.slug or str(form.get("number")) != str(
-            step.number):
+    if form.get("slug") != step.slug or str(form.get("number")) != str(step.number):
         return Response(status_code=409)  # typed for a step that is over: nothing to keep
+    if form.get("step") == "assess":  # the self-check's ticks, as they change
+        service.keep_ticks(interview, [v for v in form.getlist("rubric") if isinstance(v, str)])
+        return Response(status_code=204)
+    text = _text(form.get("answer"))
+    if text is None:
+        return Response(status_code=409)
     interview.draft = text[:4000]
     return Response(status_code=204)
 
@@ -243,7 +276,7 @@ def _step_error(request: Request, interview: MockInterview, step: service.Step,
     """The step again with the problem named and what was typed kept in the field."""
     return render(request, "practice/step.html", {
         "interview": interview, "step": step, "q": question, "error": message,
-        "suggested": [], "given_text": given_text[:4000], "spoken": None,
+        "given_text": given_text[:4000], "spoken": _spoken(question, step),
         "clock": service.clock(interview)}, status_code=422)
 
 

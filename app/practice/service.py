@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from fsrs import Card, Rating, Scheduler
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.bank.schema import SENIORITIES, TOPICS, QuestionFile
@@ -275,6 +275,8 @@ def record(session: Session, interview: MockInterview, step: Step, question_id: 
              "answer": [a[:2000] for a in answers[:12]], "correct": grade.correct,
              "score": grade.score, "mistake": grade.mistake, "unit_issue": grade.unit_issue,
              "seconds": seconds, **_time_limit(interview)}
+    if grade.kind == "open":
+        entry["ticked"] = grade.rubric_ticked
     interview.steps = [*interview.steps, entry]
     save_attempt(session, interview.profile_id, question_id, grade, seconds, interview.id,
                  interview.seconds_per_question)
@@ -304,6 +306,7 @@ def advance(interview: MockInterview, follow_up: dict[str, Any] | None) -> None:
     interview.step_started_at = utcnow()
     interview.paused_at, interview.paused_seconds, interview.extra_seconds = None, 0.0, 0
     interview.draft = None
+    interview.assessment = None
 
 
 def choice_order(interview: MockInterview, step: Step, keys: list[str]) -> list[str]:
@@ -323,12 +326,26 @@ def end_early(interview: MockInterview) -> None:
         interview.paused_at = None
 
 
-def record_spoken(interview: MockInterview, step: Step, text: str, seconds: float) -> None:
-    interview.steps = [*interview.steps, {"kind": "spoken", "slug": step.slug,
-                                          "number": step.number, "answer": [text[:4000]],
-                                          "seconds": seconds,
-                                          "spoken_index": step.spoken_text_index,
-                                          **_time_limit(interview)}]
+def start_assessment(interview: MockInterview, text: str, suggested: list[str]) -> None:
+    """Keep the answer being self-checked and the suggested ticks, so a reload finds them."""
+    interview.assessment = {"answer": text[:4000], "ticks": list(suggested)}
+    interview.draft = text[:4000]
+
+
+def keep_ticks(interview: MockInterview, ticks: list[str]) -> None:
+    if interview.assessment:
+        interview.assessment = {**interview.assessment, "ticks": ticks[:12]}
+
+
+def record_spoken(interview: MockInterview, step: Step, text: str, seconds: float,
+                  ticked: list[int] | None, points: int) -> None:
+    """A spoken follow-up's answer with the key points the candidate ticked (None when it
+    was skipped); it is not graded, so it leaves the score and the review schedule alone."""
+    interview.steps = [*interview.steps, {
+        "kind": "spoken", "slug": step.slug, "seed": step.seed, "number": step.number,
+        "answer": [text[:4000]], "seconds": seconds, "spoken_index": step.spoken_text_index,
+        "ticked": ticked, "score": len(ticked) / points if ticked is not None and points
+        else None, **_time_limit(interview)}]
 
 
 def _time_limit(interview: MockInterview) -> dict[str, Any]:
@@ -394,6 +411,18 @@ def due_questions(session: Session, profile: Profile, now: datetime | None = Non
         .where(ReviewCard.profile_id == profile.id, Question.public())
         .order_by(ReviewCard.due_at).limit(limit)).all()
     return [(slug, due) for slug, due in rows]
+
+
+def due_count(session: Session, token: str | None, now: datetime | None = None) -> int:
+    """How many live questions the profile of ``token`` has due now (one statement)."""
+    if not token or len(token) > 100:
+        return 0
+    return session.scalar(
+        select(func.count()).select_from(ReviewCard)
+        .join(Profile, Profile.id == ReviewCard.profile_id)
+        .join(Question, Question.id == ReviewCard.question_id)
+        .where(Profile.token_hash == token_hash(token), ReviewCard.due_at <= (now or utcnow()),
+               Question.public())) or 0
 
 
 # ----------------------------------------------------------------------------- reports

@@ -31,7 +31,8 @@ def browse(request: Request, session: SessionDep, lang: LangDep) -> Response:
     result = repository.browse(session, filters, lang)
     context = {"filters": filters, "result": result, "items": result.items, "ignored": ignored,
                "topics": TOPICS, "seniorities": SENIORITIES, "kinds": KINDS}
-    return render(request, "questions/browse.html", context, block="results")
+    return render(request, "questions/browse.html", context, block="results",
+                  shared=repository.bank_revision(session))
 
 
 def _seed(raw: str | None) -> int | None:
@@ -61,7 +62,8 @@ def _detail_context(session: SessionDep, question: QuestionView,
 def detail(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
     """The question and an answer form for its kind."""
     question = _question(session, slug, lang, _seed(request.query_params.get("seed")))
-    return render(request, "questions/detail.html", _detail_context(session, question))
+    return render(request, "questions/detail.html", _detail_context(session, question),
+                  shared=repository.bank_revision(session))
 
 
 @router.get("/{slug}/new-numbers", name="questions:new_numbers")

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.bank.calls import shown_params
 from app.bank.loader import question_from_row
-from app.bank.schema import QuestionFile, Translation
+from app.bank.schema import QuestionFile, SpokenFollowUp, Translation
 from app.bank.texts import filled_translation
 from app.i18n import DEFAULT_LANGUAGE
 from app.lru import LRU
@@ -25,6 +25,7 @@ from app.questions.models import Question
 from app.web.markdown import render_markdown
 
 _PARSED: LRU[QuestionFile] = LRU(2048)
+_FILLED: LRU[tuple[QuestionFile, Translation]] = LRU(4096)
 
 
 def parsed(row: Question) -> QuestionFile:
@@ -59,9 +60,17 @@ class QuestionView:
 
     @cached_property
     def texts(self) -> Translation:
-        """Every text with this draw's numbers, written as the shown language writes them."""
-        return filled_translation(self.spec, self.source_texts, self.params, self.draw,
-                                  self.shown_lang)
+        """Every text with this draw's numbers, written as the shown language writes them
+        (once per parsed question, language and draw: every page of it shares the result)."""
+        key = (id(self.spec), self.shown_lang, json.dumps(self.draw, sort_keys=True,
+                                                          default=str))
+        found = _FILLED.get(key)
+        if found is not None and found[0] is self.spec:  # the same object, not a reused id
+            return found[1]
+        texts = filled_translation(self.spec, self.source_texts, self.params, self.draw,
+                                   self.shown_lang)
+        _FILLED.put(key, (self.spec, texts))
+        return texts
 
     @property
     def prompt_html(self) -> Markup:
@@ -70,6 +79,17 @@ class QuestionView:
     @property
     def explanation_html(self) -> Markup:
         return render_markdown(self.texts.explanation)
+
+    def spoken(self, index: int | None) -> SpokenFollowUp:
+        """A spoken follow-up (the last one if the bank now has fewer than the step saw)."""
+        follow_ups = self.texts.follow_ups
+        return follow_ups[min(index or 0, len(follow_ups) - 1)]
+
+    def key_points(self, spoken_index: int | None = None) -> dict[str, str]:
+        """What a self-check ticks: an open question's rubric, or a follow-up's points."""
+        if spoken_index is not None:
+            return {str(i): point for i, point in enumerate(self.spoken(spoken_index).points)}
+        return {key: self.texts.rubric.get(key, key) for key in self.spec.rubric}
 
     def choice_text(self, key: str) -> str:
         return self.texts.choices.get(key, key)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -14,12 +14,14 @@ from babel.dates import format_datetime, format_timedelta
 from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
-from starlette.responses import Response
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.responses import HTMLResponse, Response
 
 from app import i18n, pictures
 from app.calculator.units import format_quantity
-from app.config import ROOT
-from app.db import as_utc, utcnow
+from app.config import ROOT, get_settings
+from app.lru import LRU
+from app.db import as_utc, session_factory, utcnow
 from app.practice import feedback
 from app.practice import service as practice_service
 from app.web.htmx import is_partial
@@ -27,9 +29,10 @@ from app.web.labels import translated
 from app.web.markdown import close_cjk_gaps, render_inline, render_markdown
 from app.web.numbers import localized_number, people_number
 
+# Templates change only while developing: in production a page does not stat its files.
 templates = Jinja2Blocks(env=jinja2.Environment(
     loader=jinja2.FileSystemLoader(ROOT / "templates"), autoescape=True,
-    extensions=["jinja2.ext.i18n"]))
+    extensions=["jinja2.ext.i18n"], auto_reload=get_settings().env != "production"))
 templates.env.install_gettext_callables(  # type: ignore[attr-defined]
     i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext)
 templates.env.filters["quantity"] = lambda value, unit=None: format_quantity(
@@ -150,6 +153,39 @@ templates.env.globals["answer_help"] = feedback.answer_help
 templates.env.globals["choice_order"] = practice_service.choice_order
 
 
+def _due_count(request: Request, token: str) -> int:
+    """Questions due for review, for the navigation: one statement, on the request's own
+    session when it has one. A page still renders without it."""
+    try:
+        session = getattr(request.state, "db", None)
+        if session is not None:
+            return practice_service.due_count(session, token)
+        with session_factory()() as session:
+            return practice_service.due_count(session, token)
+    except SQLAlchemyError:
+        return 0
+
+
+def due_badge(request: Request) -> Markup:
+    """The count beside "Review" in the navigation, for a browser that has practised."""
+    token = request.cookies.get(practice_service.PROFILE_COOKIE)
+    due = _due_count(request, token) if token else 0
+    if not due:
+        return Markup("")
+    return Markup(' <span class="due-count" title="{}">{}<span class="visually-hidden"> {}'
+                  "</span></span>").format(
+        i18n.ngettext("%(num)d question due for review", "%(num)d questions due for review",
+                      due), due, i18n.ngettext("question due", "questions due", due))
+
+
+# A page that is the same for every visitor (a question, a browse page) is rendered once
+# per URL, language and bank revision, with slots where each response puts its own CSRF
+# token (masked afresh, BREACH) and the visitor's due count.
+CSRF_SLOT = "ringside-csrf-slot"
+DUE_SLOT = "<!--ringside-due-slot-->"
+_SHARED: LRU[bytes] = LRU(1024)
+
+
 def render(
     request: Request,
     template: str,
@@ -157,13 +193,42 @@ def render(
     *,
     block: str | None = None,
     status_code: int = 200,
+    shared: Hashable | None = None,
 ) -> Response:
-    """Render a whole page, or only ``block`` when htmx asks for a fragment."""
+    """Render a whole page, or only ``block`` when htmx asks for a fragment.
+
+    ``shared``: the page depends on nothing of the visitor but the URL, the language and
+    this key (the bank's revision, say): render it once and serve the copy.
+    """
     name = block if block and is_partial(request) else None
     lang = i18n.current_language.get()
-    context = {"lang": lang, "labels": translated(lang), **(context or {})}
+    if shared is not None and request.method == "GET":
+        key = (template, name, lang, status_code, request.url.path, request.url.query, shared)
+        body = _SHARED.get(key)
+        if body is None:
+            body = _SHARED.put(key, _render_shared(request, template, context, name, lang,
+                                                   status_code))
+        body = body.replace(CSRF_SLOT.encode(), request.state.csrf_token.encode())
+        if DUE_SLOT.encode() in body:
+            body = body.replace(DUE_SLOT.encode(), str(due_badge(request)).encode())
+        return HTMLResponse(body, status_code=status_code, headers={"Vary": "HX-Request"})
+    context = {"lang": lang, "labels": translated(lang), **(context or {}),
+               "due_badge": lambda: due_badge(request)}
     response = templates.TemplateResponse(
         request, template, context, block_name=name, status_code=status_code
     )
     response.headers.append("Vary", "HX-Request")
     return response
+
+
+def _render_shared(request: Request, template: str, context: dict[str, Any] | None,
+                   name: str | None, lang: str, status_code: int) -> bytes:
+    token = request.state.csrf_token
+    request.state.csrf_token = CSRF_SLOT
+    try:
+        context = {"lang": lang, "labels": translated(lang), **(context or {}),
+                   "due_badge": lambda: Markup(DUE_SLOT)}
+        return bytes(templates.TemplateResponse(request, template, context, block_name=name,
+                                                status_code=status_code).body)
+    finally:
+        request.state.csrf_token = token

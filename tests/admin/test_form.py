@@ -125,7 +125,7 @@ def test_extra_takes_only_reviews_and_evidence():
 def test_empty_rows_and_languages_are_left_out():
     pairs = [*base_pairs(), ("mistake.new1.id", ""), ("mistake.new1.text.en", ""),
              ("follow_up", " ")]
-    pairs = [(k, "" if k.startswith("t.tr.") or k.endswith(".text.tr") else v)
+    pairs = [(k, "" if k.startswith("t.tr.") or k.endswith(".tr") else v)
              for k, v in pairs]
     data = form.data_from_form(pairs)
     assert "tr" not in data["translations"] and len(data["answer"]["mistakes"]) == 3

@@ -116,10 +116,9 @@ def test_the_new_form_has_every_field_and_yaml_stays_a_click_away(client, web_en
             "extra", "answer.calculator", "answer.value",
             "answer.tolerance_type", "answer.tolerance_value", "variants"} <= names
     assert {f"t.{lang}.{field}" for lang in LANGUAGES for field in (
-        "title", "prompt", "explanation", "follow_ups", "why_asked", "structure",
-        "model_answer")} <= names
+        "title", "prompt", "explanation", "why_asked", "structure", "model_answer")} <= names
     assert '<datalist id="question-ids">' in page and 'value="ring-allreduce-steps"' in page
-    for part in ("mistake", "choice", "rubric", "follow_up"):
+    for part in ("mistake", "choice", "rubric", "spoken", "follow_up"):
         assert f"/admin/questions/form/row?type={part}" in page
     assert "style=" not in page and "onclick" not in page
     yaml_page = admin.get("/admin/questions/new?editor=yaml").text

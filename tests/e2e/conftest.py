@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from fastapi import Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -68,16 +69,19 @@ def e2e_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 def live_server(e2e_engine: Engine) -> Iterator[str]:
     """The app on 127.0.0.1, its sessions bound to the e2e database."""
     from app.main import create_app
+    from app.web import templating
 
     factory = sessionmaker(bind=e2e_engine, expire_on_commit=False)
 
-    def session_override() -> Iterator[Session]:
+    def session_override(request: Request) -> Iterator[Session]:
         with factory() as session:
+            request.state.db = session
             yield session
             session.commit()
 
     app = create_app()
     app.dependency_overrides[get_session] = session_override
+    templating.session_factory = lambda: factory  # pages without a session of their own
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

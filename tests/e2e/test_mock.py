@@ -107,3 +107,48 @@ def test_a_typed_answer_survives_a_reload(page: Page, live_server: str,
     page.reload()
     expect(page.locator("#answer")).to_have_value("my unfinished answer")
     assert problems == []
+
+
+def test_a_spoken_follow_up_is_self_checked_and_reported_on_a_phone(
+        page: Page, live_server: str, e2e_engine, problems: list[str]) -> None:  # noqa: F811
+    """The follow-up's own model answer and key points; a tick survives a reload (htmx
+    autosave); the report shows both answers and the ticks."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import MockInterview
+
+    page.set_viewport_size({"width": 360, "height": 780})
+    page.goto(f"{live_server}/mock?lang=fr")
+    page.locator("#s-mid").check()
+    page.locator("#m-length").select_option("3")
+    page.locator("form.setup button[type=submit]").click()
+    public_id = page.url.rsplit("/", 1)[1].split("?")[0]
+    with Session(e2e_engine) as db, db.begin():  # question 1 is answered; a spoken follow-up
+        interview = db.scalars(select(MockInterview).where(
+            MockInterview.public_id == public_id)).one()
+        slug = interview.plan[0]["slug"]
+        interview.steps = [{"kind": "main", "slug": slug, "seed": None, "number": 1,
+                            "answer": [], "correct": False, "score": 0.0, "seconds": 5.0,
+                            "follow_up": {"spoken": 0}}]
+        interview.stage = "follow_up"
+    page.reload()
+    expect(page.locator("article[data-step=spoken]")).to_be_visible()
+    page.locator("#answer").fill("Je ne sais pas trop, il faudrait mesurer.")
+    page.get_by_role("button", name="Répondre").click()
+    expect(page.locator(".model-answer")).to_be_visible()
+    boxes = page.locator("input[name=rubric]")
+    assert boxes.count() >= 2
+    with page.expect_response(lambda r: r.url.endswith("/draft") and r.status == 204):
+        boxes.nth(1).check()
+    page.reload()
+    assert page.locator("input[name=rubric]").nth(1).is_checked()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    page.get_by_role("button", name="Confirmer et continuer").click()
+    page.locator("form.end-early button").click()
+    report = page.locator("li.spoken")
+    expect(report.locator(".model-answer")).to_be_visible()
+    expect(report.locator("li.ticked")).to_have_count(1)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    page.screenshot(path="/tmp/ringside-report-spoken-360.png", full_page=True)
+    assert problems == []

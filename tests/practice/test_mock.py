@@ -188,6 +188,37 @@ def test_question_page_answers_feed_the_review(client):
     assert practise.status_code == 303
 
 
+def test_the_navigation_counts_the_questions_due_for_one_more_statement(client, web_engine):
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from app.practice.models import ReviewCard
+    from app.practice.service import find_profile
+    from tests.web.test_queries import counting
+
+    candidate = Candidate(client)
+    assert "due-count" not in candidate.http.get("/questions").text  # no profile yet
+    for slug, wrong in (("ring-allreduce-bytes-per-rank", "700 MB"),
+                        ("ring-allreduce-steps", "d")):
+        answered = candidate.http.post(f"/questions/{slug}/answer",
+                                       data={"csrf_token": candidate.token, "answer": wrong})
+        assert "Not quite" in answered.text or "wrong" in answered.text.lower()
+    assert "due-count" not in candidate.http.get("/questions").text  # due in a minute
+    with Session(web_engine) as db, db.begin():  # both come back now
+        profile = find_profile(db, candidate.http.cookies.get("ringside_profile"))
+        db.execute(update(ReviewCard).where(ReviewCard.profile_id == profile.id)
+                   .values(due_at=datetime(2026, 1, 1, tzinfo=UTC)))
+    page = candidate.http.get("/calculators").text  # a page without a session of its own
+    assert '<span class="due-count"' in page and "2 questions due for review" in page
+    stranger = TestClient(app)
+    stranger.get("/questions")
+    with counting(web_engine) as without:
+        stranger.get("/questions")
+    with counting(web_engine) as with_profile:
+        assert ">2<" in candidate.http.get("/questions").text
+    assert len(with_profile) == len(without) + 1
+
+
 class TestSchedule:
     NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -432,21 +463,45 @@ def test_the_report_shows_each_answer_with_its_text_and_the_model_answer(client)
         or "ZeRO shards the optimizer state" in report
 
 
-def test_an_empty_spoken_follow_up_asks_to_write_or_skip(client, web_engine):
+def _change_interview(web_engine, url: str, change) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
     from app.practice.models import MockInterview
 
+    with Session(web_engine) as db, db.begin():
+        change(db.scalars(select(MockInterview).where(
+            MockInterview.public_id == url.rsplit("/", 1)[1])).one())
+
+
+def ask_spoken(web_engine, url: str, index: int = 0) -> None:
+    """After the first answer, the interviewer asks spoken follow-up ``index``."""
+    def spoken(interview) -> None:
+        steps = [dict(s) for s in interview.steps]
+        steps[-1]["follow_up"] = {"spoken": index}
+        interview.steps, interview.stage = steps, "follow_up"
+    _change_interview(web_engine, url, spoken)
+
+
+def bank_question(slug: str):
+    import yaml
+
+    from app.bank.schema import QuestionFile
+    from app.config import ROOT
+
+    path = next((ROOT / "question_bank/questions").glob(f"*/{slug}.yaml"))
+    return QuestionFile.model_validate(yaml.safe_load(path.read_text()))
+
+
+def checked(page: str) -> list[str]:
+    return re.findall(r'name="rubric" value="([^"]+)" checked', page)
+
+
+def test_an_empty_spoken_follow_up_asks_to_write_or_skip(client, web_engine):
     candidate = Candidate(client)
     url = candidate.start(length="3")
     candidate.answer(url, candidate.current(url))
-    with Session(web_engine) as db, db.begin():  # the interviewer asks a spoken follow-up
-        interview = db.scalars(select(MockInterview).where(
-            MockInterview.public_id == url.rsplit("/", 1)[1])).one()
-        steps = [dict(s) for s in interview.steps]
-        steps[-1]["follow_up"] = {"spoken": 0}
-        interview.steps, interview.stage = steps, "follow_up"
+    ask_spoken(web_engine, url)
     step = candidate.current(url)
     assert 'data-step="spoken"' in step["page"] and "Skip this follow-up" in step["page"]
     data = {"csrf_token": candidate.token, "slug": step["slug"], "number": step["number"]}
@@ -498,3 +553,63 @@ def test_the_candidates_own_rating_replaces_the_one_the_grade_gave(client, web_e
     stranger = Candidate(client)
     assert stranger.http.post("/review/rate", data={
         "csrf_token": stranger.token, "slug": slug, "rating": "easy"}).status_code == 409
+
+
+def test_a_spoken_follow_up_is_checked_against_its_model_answer_and_kept(client, web_engine):
+    """Writing an answer shows the follow-up's own model answer and key points, pre-ticked;
+    the ticks survive a reload and a change; the report shows both answers and the ticks."""
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    first = "ring-allreduce-bytes-per-rank"
+    _change_interview(web_engine, url, lambda interview: setattr(
+        interview, "plan", [{"slug": first, "seed": None}, *interview.plan[1:]]))
+    candidate.answer(url, candidate.current(url))
+    ask_spoken(web_engine, url, index=1)
+    step = candidate.current(url)
+    assert step["slug"] == first
+    follow_up = bank_question(first).translations["en"].follow_ups[1]
+    data = {"csrf_token": candidate.token, "slug": step["slug"], "number": step["number"]}
+    assess = candidate.http.post(f"{url}/answer", data={**data, "answer": follow_up.answer},
+                                 follow_redirects=False)
+    assert assess.status_code == 200 and 'name="step" value="assess"' in assess.text
+    assert 'class="model-answer"' in assess.text
+    assert len(re.findall(r'name="rubric" value="\d"', assess.text)) == len(follow_up.points)
+    assert checked(assess.text), "its own model answer ticks at least one key point"
+    reloaded = candidate.http.get(url).text  # the self-check is still there, as left
+    assert 'name="step" value="assess"' in reloaded
+    assert checked(reloaded) == checked(assess.text)
+    kept = candidate.http.post(f"{url}/draft", data={**data, "step": "assess", "rubric": "1"})
+    assert kept.status_code == 204
+    assert checked(candidate.http.get(url).text) == ["1"]
+    done = candidate.http.post(f"{url}/answer", data={**data, "step": "assess", "rubric": "1"},
+                               follow_redirects=False)
+    assert done.status_code == 303
+    candidate.http.post(f"{url}/end", data={"csrf_token": candidate.token})
+    report = candidate.http.get(url).text
+    assert f"1 of {len(follow_up.points)} key points ticked" in report
+    assert report.count('class="ticked"') == 1
+    assert report.count('class="missed"') == len(follow_up.points) - 1
+
+
+def test_an_open_answers_self_check_survives_a_reload(client, web_engine):
+    candidate = Candidate(client)
+    url = candidate.start(length="3")
+    open_slug = "three-d-layout"
+
+    def ask_open(interview) -> None:
+        interview.plan = [{"slug": open_slug, "seed": None}, *interview.plan[1:]]
+    _change_interview(web_engine, url, ask_open)
+    step = candidate.current(url)
+    assert step["slug"] == open_slug
+    data = {"csrf_token": candidate.token, "slug": open_slug, "number": step["number"]}
+    text = "Tensor parallelism stays inside a node because of NVLink."
+    candidate.http.post(f"{url}/answer", data={**data, "answer": text})
+    page = candidate.http.get(url).text
+    assert 'name="step" value="assess"' in page and text in page
+    keys = re.findall(r'name="rubric" value="([^"]+)"', page)
+    candidate.http.post(f"{url}/draft", data={**data, "step": "assess", "rubric": keys[:2]})
+    assert checked(candidate.http.get(url).text) == keys[:2]
+    candidate.http.post(f"{url}/answer", data={**data, "step": "assess", "rubric": keys[:2]})
+    candidate.http.post(f"{url}/end", data={"csrf_token": candidate.token})
+    report = candidate.http.get(url).text
+    assert text in report and f"2 of {len(keys)} key points ticked" in report
