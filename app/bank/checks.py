@@ -366,10 +366,10 @@ def _check_texts_follow_draws(question: QuestionFile, add: Any) -> None:
         for field, text in _texts(translation.model_dump()):
             for problem in problems(text, default, lang):
                 add(f"translations.{lang}.{field}", problem)
-        prompt = _CODE_OR_MATH.sub(" ", fill(translation.prompt, default, lang))
-        for machine in _MACHINE_NUMBER.findall(prompt):
-            add(f"translations.{lang}.prompt", f"writes {machine} for a reader: write it for "
-                f"people (13 billion, 13 milliards, 130亿, 13 × 10⁹)")
+            prose = _CODE_OR_MATH.sub(" ", fill(text, default, lang) if "{" in text else text)
+            for machine in _MACHINE_NUMBER.findall(prose):
+                add(f"translations.{lang}.{field}", f"writes {machine} for a reader: write "
+                    f"it for people (13 billion, 13 milliards, 130亿, 13 × 10⁹)")
     if not question.variants or question.answer is None:
         return
     draws = list(variant_combinations(question))[:DRAWS_COMPARED * 4]

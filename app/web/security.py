@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-
 # No inline script anywhere (htmx, the mock-interview clock and Swagger UI's start-up are
 # files of our origin), so the policy needs no per-response nonce: the same header on
 # every response, which also lets a page be rendered once and served many times.

@@ -20,8 +20,8 @@ from starlette.responses import HTMLResponse, Response
 from app import i18n, pictures
 from app.calculator.units import format_quantity
 from app.config import ROOT, get_settings
-from app.lru import LRU
 from app.db import as_utc, session_factory, utcnow
+from app.lru import LRU
 from app.practice import feedback
 from app.practice import service as practice_service
 from app.web.htmx import is_partial
@@ -182,7 +182,7 @@ def due_badge(request: Request) -> Markup:
 # per URL, language and bank revision, with slots where each response puts its own CSRF
 # token (masked afresh, BREACH) and the visitor's due count.
 CSRF_SLOT = "ringside-csrf-slot"
-DUE_SLOT = "<!--ringside-due-slot-->"
+DUE_SLOT = Markup("<!--ringside-due-slot-->")
 _SHARED: LRU[bytes] = LRU(1024)
 
 
@@ -227,7 +227,7 @@ def _render_shared(request: Request, template: str, context: dict[str, Any] | No
     request.state.csrf_token = CSRF_SLOT
     try:
         context = {"lang": lang, "labels": translated(lang), **(context or {}),
-                   "due_badge": lambda: Markup(DUE_SLOT)}
+                   "due_badge": lambda: DUE_SLOT}
         return bytes(templates.TemplateResponse(request, template, context, block_name=name,
                                                 status_code=status_code).body)
     finally:
