@@ -167,7 +167,7 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
     question = _view(session, step.slug, lang, step.seed)
     service.resume(interview)  # an answer posted while paused ends the pause
     seconds = service.clock(interview).elapsed
-    back = RedirectResponse(f"/mock/{public_id}", status_code=303)
+    back = RedirectResponse(f"/mock/{public_id}" + lang_query(request), status_code=303)
 
     spec = question.spec
     ticked = [v for v in form.getlist("rubric") if isinstance(v, str)]
@@ -187,10 +187,10 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
                 "Write your answer, or skip this follow-up with the button below it.")
                 if step.kind == "spoken" else _("Write your answer first."))
         points = _key_points(question, step)
-        if points and form.get("step") != "assess":
-            suggested = suggested_ticks(text, points, question.shown_lang)
-            service.start_assessment(interview, text, suggested)
-            return _assess(request, interview, step, question, text[:4000], suggested)
+        if points and form.get("step") != "assess":  # post, then redirect: reloads are safe
+            service.start_assessment(interview, text,
+                                     suggested_ticks(text, points, question.shown_lang))
+            return back
     if step.kind == "spoken":
         points = _key_points(question, step)
         kept = [key for key in points if key in ticked]
