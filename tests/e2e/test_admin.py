@@ -26,11 +26,15 @@ def fill_texts(page: Page, lang: str, texts: dict) -> None:
     guidance = texts["guidance"]
     for field, value in (("title", texts["title"]), ("prompt", texts["prompt"]),
                          ("explanation", texts["explanation"]),
-                         ("follow-ups", "\n".join(texts["follow_ups"])),
                          ("why", guidance["why_asked"]),
                          ("structure", "\n".join(guidance["structure"])),
                          ("model", guidance["model_answer"])):
         page.locator(f"#t-{lang}-{field}").fill(value)
+    for i, follow_up in enumerate(texts["follow_ups"]):  # the spoken follow-up rows
+        row = page.locator("#spoken-rows .form-row").nth(i)
+        row.locator(f"textarea[id$='-ask-{lang}']").fill(follow_up["ask"])
+        row.locator(f"textarea[id$='-answer-{lang}']").fill(follow_up["answer"])
+        row.locator(f"textarea[id$='-points-{lang}']").fill("\n".join(follow_up["points"]))
     page.locator(f"[id$='-text-{lang}']:visible").fill(texts["mistakes"]["reduce-scatter-only"])
 
 
@@ -74,6 +78,10 @@ def test_author_a_question_guarded_by_the_calculator(page: Page, live_server: st
     page.locator("#mistake-rows input[id$='-id']").fill("reduce-scatter-only")
     page.locator("#mistake-rows textarea[id$='-params']").fill("op=reduce-scatter")
 
+    for _ in data["translations"]["en"]["follow_ups"]:
+        page.get_by_role("button", name="Add a spoken follow-up").click()
+    expect(page.locator("#spoken-rows .form-row")).to_have_count(
+        len(data["translations"]["en"]["follow_ups"]))
     for lang in LANGUAGES:
         texts = data["translations"][lang]
         texts["prompt"] = texts["prompt"].replace("{world_size}", "8").replace(
