@@ -44,8 +44,10 @@ def test_coverage_of_the_full_bank(capsys):
     """Issue #8's coverage, read from `ringside bank stats --json` as a newcomer would."""
     assert cli_main(["bank", "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["total"] >= 150 and stats["problems"] == 0
-    assert len(stats["by_topic"]) == 12 and min(stats["by_topic"].values()) >= 8
+    assert stats["total"] >= 190 and stats["problems"] == 0
+    assert len(stats["by_topic"]) == 15 and min(stats["by_topic"].values()) >= 8
+    for topic in ("long-context", "moe", "low-precision"):  # issue #19's frontier topics
+        assert stats["by_topic"][topic] >= 12, topic
     assert min(stats["by_seniority"].values()) >= 40
     for level, difficulties in stats["difficulty_by_seniority"].items():
         assert min(difficulties.values()) >= 3, level  # difficulty 1-3 spread in each level
@@ -53,7 +55,9 @@ def test_coverage_of_the_full_bank(capsys):
     assert kinds["numeric"] >= 45 and kinds["open"] >= 35
     assert kinds["single_choice"] + kinds["multi_choice"] >= 50
     assert stats["with_variants"] > kinds["numeric"] / 2  # most numeric ones redraw numbers
-    assert stats["min_follow_ups"] >= 2 and stats["min_linked_follow_ups"] >= 1
+    # Every question: 3 spoken follow-ups with model answers (bank check requires the
+    # answers and key points) and 2 linked questions to go deeper.
+    assert stats["min_follow_ups"] >= 3 and stats["min_linked_follow_ups"] >= 2
 
 
 def test_every_question_was_reviewed_for_facts_and_each_translation(result):
