@@ -85,6 +85,11 @@ def test_whole_interview(client, seniority, lang):
     assert report.status_code == 200
     assert "big-score" in report.text and "<svg" in report.text
     assert f'<html lang="{lang}">' in report.text
+    # Numbered by question; each follow-up sits under its question without a number.
+    items = re.findall(r'<li class="(main|follow_up|spoken)"( value="\d+")?>', report.text)
+    assert [value for kind, value in items if kind == "main"] == [
+        ' value="1"', ' value="2"', ' value="3"']
+    assert all(not value for kind, value in items if kind != "main")
 
 
 def test_no_question_repeats_and_levels_are_mixed(client):
