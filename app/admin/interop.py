@@ -29,7 +29,8 @@ UNITS_BY_BASE = {"B": BYTE_UNITS, "s": TIME_UNITS}
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _CODE = re.compile(r"`[^`]*`")
 _DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
+# Inline math may continue on the next line of a paragraph (bank texts are wrapped).
+_INLINE_MATH = re.compile(r"(?<![\\$])\$((?:[^$\n]|\n(?![ \t]*\n))+?)\$")
 
 
 @dataclass

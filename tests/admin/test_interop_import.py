@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.admin import interop_import
-from app.admin.interop import _numbers, _texts, moodle_text, to_gift, to_moodle_xml
+from app.admin.interop import _numbers, _texts, to_gift, to_moodle_xml
 from app.admin.interop_import import (
     FileProblem,
     detect_format,
@@ -70,16 +70,16 @@ def test_moodle_xml_file_every_feature():
     assert list(single.translations) == ["en"]
     assert en(single).title == "Ring all-reduce: steps on 8 ranks"
     prompt = en(single).prompt
-    assert prompt.startswith("How many steps does a ring all-reduce take on 8 ranks?")
+    assert prompt.startswith("How many **steps** does a ring all-reduce take on 8 ranks?")
     assert "R & D's ring <1 MB>" in prompt  # entities decoded: shown as text, not HTML
     assert "<p>" not in prompt and "<strong>" not in prompt and "alert" not in prompt
     assert "[image: A ring of 8 GPUs]" in prompt and any("images" in n for n in notes)
-    assert choices(single) == [("14", True), ("7", False), ("3", False)]
+    assert choices(single) == [("14", True), ("*7*", False), ("3", False)]  # <em>7</em>
     assert en(single).choice_feedback == {"b": "Only the reduce-scatter half.",
                                           "c": "log2 N is recursive doubling."}
     assert "- 7 steps\n- 7 more" in en(single).explanation
     assert "Right: 2(N−1)." in en(single).explanation  # the correct answer's feedback
-    assert single.tags == ["all-reduce", "ring"]
+    assert single.tags == ["all-reduce", "ring", "distributed-training"]  # + the category
 
     multi, notes = drafts[40]
     assert multi.kind == "multi_choice"
@@ -96,10 +96,11 @@ def test_moodle_xml_file_every_feature():
     assert numeric.answer.tolerance.type == "absolute"
     assert numeric.answer.tolerance.value == pytest.approx(0.028e9)  # 0.028 GB, in bytes
     explanation = en(numeric).explanation
-    assert explanation.startswith("2(N-1)/N times the buffer.\nEach chunk goes round twice.")
+    assert explanation.startswith("2(N-1)/N times the buffer.\\\nEach chunk goes round "
+                                  "twice.")  # a line break: moodle_auto_format
     assert "1.4 ± 0.028 GB" in explanation and "Bind it to a calculator" in explanation
     assert "- 1.6 ± 0.05 GB (50%): Close: you sent the whole buffer twice." in explanation
-    assert "- 0.7 ± 0.01 GB (0%): Only the reduce-scatter half." in explanation  # no <b>
+    assert "- 0.7 ± 0.01 GB (0%): Only the **reduce-scatter** half." in explanation
     assert any("2 other answer(s)" in n for n in notes)
 
     truefalse, _ = drafts[100]
@@ -112,7 +113,9 @@ def test_moodle_xml_refusals_name_their_line():
     _, refused = imported(MOODLE, read_moodle)
     assert refused == [
         (115, "unsupported question type 'essay'"),
-        (120, "multichoice question has no correct answer"),
+        (120, "multichoice question has no correct answer: no choice is at 100% (the best is "
+              "50%), and Moodle refuses it too (one of the choices should be 100%, so that it "
+              "is possible to get a full grade)"),
         (128, "numerical answer 'abc' is not a number"),
         (134, "unsupported question type 'matching'"),
         (139, "unsupported question type 'shortanswer'"),
@@ -155,7 +158,7 @@ def test_gift_file_every_feature():
     single, _ = drafts[7]
     assert single.kind == "single_choice"
     assert en(single).title == "Ring all-reduce steps"
-    assert en(single).prompt == "How many steps does a ring all-reduce take on 8 ranks?"
+    assert en(single).prompt == "How many **steps** does a ring all-reduce take on 8 ranks?"
     assert choices(single) == [("14", True), ("7", False), ("3", False)]
     assert en(single).choice_feedback == {"b": "Only the reduce-scatter half.",
                                           "c": "log2 N is recursive doubling."}
@@ -170,7 +173,7 @@ def test_gift_file_every_feature():
     assert en(multi).explanation.startswith("Stage 2 shards optimizer state and gradients.")
 
     escapes, _ = drafts[22]
-    assert en(escapes).prompt == "Is a = b ~ c # d {e} : f written with escapes?\nYes."
+    assert en(escapes).prompt == "Is a = b ~ c # d {e} : f written with escapes?\\\nYes."
     assert choices(escapes) == [("the escaped one", True), ("the plain one", False)]
 
     untitled, _ = drafts[24]
@@ -199,7 +202,9 @@ def test_gift_refusals_name_their_line():
     assert refused == [
         (37, "unsupported question type 'essay'"),
         (39, "numerical answer 'abc' is not a number"),
-        (41, "multichoice question has no correct answer"),
+        (41, "multiple-answer multichoice question has no correct answer: its positive "
+             "grades add up to 0%, not 100%, and Moodle refuses it too (the positive grades you "
+             "have chosen do not add up to 100%)"),
         (43, "unsupported question type 'matching'"),
         (45, "unsupported question type 'shortanswer'"),
         (47, "the answer block '{' is not closed with '}'"),
@@ -226,9 +231,9 @@ def test_gift_odd_entries():
 
 
 def test_text_conversion():
-    assert to_text("<p>a&lt;b</p><p>c <em>d</em></p>", "html") == ("a<b\n\nc d", 0)
+    assert to_text("<p>a&lt;b</p><p>c <em>d</em></p>", "html") == ("a<b\n\nc *d*", 0)
     assert to_text("line one\nline <b>two</b>", "moodle_auto_format") == (
-        "line one\nline two", 0)
+        "line one\\\nline **two**", 0)
     assert to_text("x<y and z>w <span>kept</span>", "markdown") == ("x<y and z>w kept", 0)
     assert to_text("<b>literal</b>", "plain_text") == ("<b>literal</b>", 0)
     assert to_text("<style>p{}</style><img alt='plot'>", "html") == ("[image: plot]", 1)
@@ -282,10 +287,10 @@ def test_round_trip_through_our_exports(export):
                 assert f"- {wrong:.10g} ± " in en(draft).explanation
         else:
             shown = _texts(original, "en")  # the exports carry the texts as candidates see them
-            expected = [(moodle_text(shown.choices[c.key]), c.correct)
-                        for c in original.choices]
+            # The import turns Moodle's \\(…\\) back into our $…$: the texts come back whole.
+            expected = [(shown.choices[c.key].strip(), c.correct) for c in original.choices]
             assert choices(draft) == expected, original.id
-            wrong = {moodle_text(shown.choices[k]): moodle_text(text) for k, text in
+            wrong = {shown.choices[k].strip(): text.strip() for k, text in
                      shown.choice_feedback.items()}
             assert {en(draft).choices[k]: text for k, text in
                     en(draft).choice_feedback.items()} == wrong, original.id
