@@ -87,8 +87,8 @@ def _texts(question: QuestionFile, lang: str) -> Translation:
 
 
 def moodle_text(text: str) -> str:
-    """Markdown for Moodle: ``\\(…\\)`` and ``\\[…\\]`` math (its MathJax filter does not
-    read ``$``), and no character XML refuses."""
+    """Markdown for Moodle: math as ``\\(…\\)`` and ``\\[…\\]`` once Markdown has read it
+    (its MathJax filter does not read ``$``), and no character XML refuses."""
     pieces, last = [], 0
     for code in _CODE.finditer(text):  # code stays as written
         pieces.append(_math(text[last:code.start()]))
@@ -98,9 +98,20 @@ def moodle_text(text: str) -> str:
     return _XML_INVALID.sub("", "".join(pieces))
 
 
+# Moodle renders these texts as Markdown, which reads a backslash before any of these
+# characters as an escape (so \( would reach MathJax as a bare parenthesis): inside math
+# such a backslash is doubled, and the delimiters are written \\( \\) \\[ \\].
+_MARKDOWN_ESCAPABLE = re.compile(r"\\(?=[\\`*_{}\[\]()#+\-.!])")
+
+
+def _markdown_math(tex: str) -> str:
+    return _MARKDOWN_ESCAPABLE.sub(r"\\\\", tex)
+
+
 def _math(text: str) -> str:
-    text = _DISPLAY_MATH.sub(lambda m: f"\\[{m.group(1).strip()}\\]", text)
-    return _INLINE_MATH.sub(lambda m: f"\\({m.group(1)}\\)", text)
+    text = _DISPLAY_MATH.sub(
+        lambda m: f"\\\\[{_markdown_math(m.group(1).strip())}\\\\]", text)
+    return _INLINE_MATH.sub(lambda m: f"\\\\({_markdown_math(m.group(1))}\\\\)", text)
 
 
 def _common_losses(question: QuestionFile, lang: str) -> list[str]:

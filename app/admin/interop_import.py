@@ -744,7 +744,7 @@ def _convert(raw: str, fmt: str, losses: Losses) -> str:
     raw = _PRIVATE.sub("", raw.replace("\r\n", "\n").replace("\r", "\n"))
     stash: list[str] = []
     if fmt == "markdown":
-        text = _stash_math(_stash_code(raw, stash), stash, html=False)
+        text = _stash_math(_stash_code(raw, stash), stash, html=False, markdown_text=True)
         text = _escape_dollars(text, losses)
         text = _HtmlToMarkdown(losses, markdown_text=True).convert(text)
     elif fmt == "plain_text":
@@ -775,21 +775,28 @@ def _stash(stash: list[str], text: str) -> str:
 # filter). A single $ is not math in Moodle, so it is escaped.
 _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|\[tex\](.+?)\[/tex\]",
                    re.DOTALL | re.IGNORECASE)
+# In a Markdown text Moodle's MathJax sees \( only where the author wrote \\( (Markdown
+# reads \( as an escaped parenthesis); both are taken as math, the escaped TeX unescaped.
+_MARKDOWN_MATH = re.compile(r"\\?\\\((.+?)\\?\\\)|\\?\\\[(.+?)\\?\\\]|\$\$(.+?)\$\$"
+                            r"|\[tex\](.+?)\[/tex\]", re.DOTALL | re.IGNORECASE)
+_MARKDOWN_ESCAPED = re.compile(r"\\\\(?=[\\\\`*_{}\[\]()#+\-.!])")
 _LONE_DOLLAR = re.compile(r"(?<!\\)\$")
 _TAG = re.compile(r"<[^<>]*>")
 
 
-def _stash_math(text: str, stash: list[str], html: bool) -> str:
+def _stash_math(text: str, stash: list[str], html: bool, markdown_text: bool = False) -> str:
     def keep(found: re.Match[str]) -> str:
         inline = found.group(1) if found.group(1) is not None else found.group(4)
         body = inline if inline is not None else (found.group(2) or found.group(3) or "")
         if html:  # HTML's whitespace is one space, in math too (no paragraph break in it)
             body = re.sub(r"\s+", " ", html_entities.unescape(_TAG.sub(" ", body)))
+        if markdown_text:
+            body = _MARKDOWN_ESCAPED.sub(r"\\", body)
         if not body.strip():
             return ""
         return _stash(stash, f"${body}$" if inline is not None else f"$${body.strip()}$$")
 
-    return _MATH.sub(keep, text)
+    return (_MARKDOWN_MATH if markdown_text else _MATH).sub(keep, text)
 
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[`~]*[ \t]*$|\Z)",

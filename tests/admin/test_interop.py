@@ -130,3 +130,17 @@ def test_topic_is_not_repeated_in_the_tags():
     root = ET.fromstring(to_moodle_xml([question], "en").text.split("?>", 1)[1])
     tags = [t.find("text").text for t in root.findall("question/tags/tag")]
     assert len(tags) == len(set(tags))
+
+
+def test_math_reaches_moodles_mathjax_through_markdown():
+    """Moodle renders the exported texts as Markdown, which reads \\( as an escaped
+    parenthesis: the export writes \\\\( so that MathJax receives \\( … \\)."""
+    from markdown_it import MarkdownIt
+
+    from app.admin.interop import moodle_text
+
+    exported = moodle_text(r"Each rank sends $2\frac{N-1}{N} S$ of $\{x_i\}$, or $$S$$.")
+    assert exported == (r"Each rank sends \\(2\frac{N-1}{N} S\\) of \\(\\{x_i\\}\\), or "
+                        r"\\[S\\].")
+    html = MarkdownIt("commonmark").render(exported)
+    assert r"\(2\frac{N-1}{N} S\)" in html and r"\(\{x_i\}\)" in html and r"\[S\]" in html
