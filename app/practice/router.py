@@ -171,35 +171,29 @@ def answer(request: Request, form: FormDep, public_id: str, session: SessionDep)
 
     spec = question.spec
     ticked = [v for v in form.getlist("rubric") if isinstance(v, str)]
-    self_checked = step.kind == "spoken" or spec.kind == "open"
-    if self_checked and form.get("skip") == "yes" and step.kind == "spoken":
+    if step.kind == "spoken" and form.get("skip") == "yes":
         service.record_spoken(interview, step, "", seconds, None, 0)
         service.advance(interview, None)
         return back
-    if self_checked and form.get("step") == "assess":
+    if step.kind == "spoken" or spec.kind == "open":  # written, then self-checked
+        assessing = form.get("step") == "assess"
         # The answer being checked is the one kept on the server (a form may post it too).
-        text = (interview.assessment or {}).get("answer") or (answers[0] if answers else "")
-    elif self_checked:
-        text = answers[0] if answers else ""
-    if self_checked:
+        text = ((interview.assessment or {}).get("answer") if assessing else None) or (
+            answers[0] if answers else "")
         if not text.strip():
             return _step_error(request, interview, step, question, _(
                 "Write your answer, or skip this follow-up with the button below it.")
                 if step.kind == "spoken" else _("Write your answer first."))
         points = _key_points(question, step)
-        if points and form.get("step") != "assess":  # post, then redirect: reloads are safe
+        if points and not assessing:  # post, then redirect: reloads are safe
             service.start_assessment(interview, text,
                                      suggested_ticks(text, points, question.shown_lang))
             return back
-    if step.kind == "spoken":
-        points = _key_points(question, step)
-        kept = [key for key in points if key in ticked]
-        service.record_spoken(interview, step, text, seconds, [int(k) for k in kept],
-                              len(points))
-        service.advance(interview, None)
-        return back
-
-    if spec.kind == "open":
+        if step.kind == "spoken":
+            service.record_spoken(interview, step, text, seconds,
+                                  [int(key) for key in points if key in ticked], len(points))
+            service.advance(interview, None)
+            return back
         result = grade_open(spec, ticked)
         answers = [text]
     else:

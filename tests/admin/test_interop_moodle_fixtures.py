@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from app.admin import interop_import
 from app.admin.interop_import import (
     GRADE_LIST,
     gift_comment_tags,
@@ -18,6 +17,8 @@ from app.admin.interop_import import (
     to_question,
 )
 from tests.accounts.test_accounts import browser, make_user, sign_in
+from tests.admin.test_interop_import import choices, en
+from tests.admin.test_interop_import import imported as imported_payload
 
 MOODLE = Path(__file__).parents[1] / "fixtures" / "moodle"
 
@@ -26,23 +27,8 @@ def imported(name: str):
     """{line: (question, notes)} and sorted [(line, message)] refused, as the preview sees
     them."""
     path = MOODLE / name
-    entries, refused = (read_moodle if path.suffix == ".xml" else read_gift)(path.read_bytes())
-    drafts, problems = {}, [(r.line, r.message) for r in refused]
-    for entry in entries:
-        try:
-            drafts[entry.line] = to_question(entry, "collectives", "mid", f"q-{entry.line}",
-                                             "test")
-        except interop_import.Malformed as exc:
-            problems.append((entry.line, str(exc)))
-    return drafts, sorted(problems)
-
-
-def en(question):
-    return question.translations["en"]
-
-
-def choices(question):
-    return [(en(question).choices[c.key], c.correct) for c in question.choices]
+    return imported_payload(path.read_bytes(),
+                            read_moodle if path.suffix == ".xml" else read_gift)
 
 
 def grades_refused(grades: str) -> str:
