@@ -7,7 +7,7 @@ psycopg 3 with the same code. A request gets one session and commits once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -15,7 +15,8 @@ from typing import Any
 from fastapi import HTTPException
 from sqlalchemy import JSON, DateTime, Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
-from starlette.requests import Request
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import HTTPConnection, Request
 
 from app.config import get_settings
 from app.i18n import _
@@ -73,6 +74,10 @@ def make_engine(url: str) -> Engine:
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL never corrupts the database; a commit is durable once the
+            # WAL is checkpointed, so a power cut (not a crash of Ringside) can lose the
+            # last moments of answers. FULL would fsync every answer a candidate saves.
+            cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
         return engine
@@ -90,36 +95,61 @@ def session_factory() -> sessionmaker[Session]:
     return sessionmaker(bind=engine(), expire_on_commit=False)
 
 
+def request_sessions(connection: HTTPConnection) -> sessionmaker[Session]:
+    """The sessions of the app serving ``connection``: the deployment database, or the
+    one a test or a benchmark binds to that app (``app.state.session_factory``)."""
+    bound = getattr(connection.app.state, "session_factory", None)
+    return bound if bound is not None else session_factory()
+
+
 # SQLite has one writer at a time; this process's writers queue here for their turn.
 _SQLITE_WRITER = threading.Lock()
 SQLITE_WRITE_WAIT_S = 30
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_session(request: Request) -> AsyncIterator[Session]:
     """FastAPI dependency: one session per request, committed once at the end.
 
-    On SQLite a request that may write (POST and the like) takes the write lock when it
-    starts (``BEGIN IMMEDIATE``): a transaction that read first and wrote later would fail
-    with "database is locked" as soon as another request committed in between, instead
-    of waiting its turn. Writers of this process wait for each other on a lock first:
-    SQLite's own busy wait polls with sleeps, so under load a writer could wait out its
-    timeout while others got the lock in between.
+    It runs on the event loop and costs no thread of its own: the session opens a
+    connection at its first statement, in the route's thread, and the commit (or the
+    rollback) goes to a thread only when a statement ran.
+
+    On SQLite a request that may write (POST and the like) takes the write lock at its
+    first statement (``BEGIN IMMEDIATE``, see :func:`_begin_sqlite_writer`): a
+    transaction that read first and wrote later would fail with "database is locked" as
+    soon as another request committed in between, instead of waiting its turn.
     """
-    with session_factory()() as session:
-        writer = (request.method not in SAFE_METHODS
-                  and session.get_bind().dialect.name == "sqlite")
-        if writer and not _SQLITE_WRITER.acquire(timeout=SQLITE_WRITE_WAIT_S):
+    session = request_sessions(request)()
+    if request.method not in SAFE_METHODS and session.get_bind().dialect.name == "sqlite":
+        session.info["sqlite_writer"] = True
+    request.state.db = session  # for what the page template still asks (due count)
+    try:
+        yield session
+        if session.in_transaction():
+            await run_in_threadpool(session.commit)
+    except BaseException:
+        if session.in_transaction():
+            await run_in_threadpool(session.rollback)
+        raise
+    finally:
+        # An error page rendered after this must not reuse the session (and its lock).
+        request.state.db = None
+        session.info.pop("sqlite_writer", None)
+        await run_in_threadpool(session.close) if session.in_transaction() else session.close()
+        if session.info.pop("sqlite_locked", False):
+            _SQLITE_WRITER.release()
+
+
+@event.listens_for(Session, "after_begin")
+def _begin_sqlite_writer(session: Session, _transaction: Any, connection: Any) -> None:
+    """A writing request's first statement on SQLite: wait for this process's writers
+    (SQLite's own busy wait polls with sleeps, so under load a writer could wait out its
+    timeout while others got the lock in between), then take the database's write lock."""
+    if not session.info.get("sqlite_writer"):
+        return
+    if not session.info.get("sqlite_locked"):
+        if not _SQLITE_WRITER.acquire(timeout=SQLITE_WRITE_WAIT_S):
             raise HTTPException(503, _("Ringside is very busy right now. Please try again "
                                        "in a moment."), headers={"Retry-After": "5"})
-        try:
-            if writer:
-                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-            request.state.db = session  # for what the page template still asks (due count)
-            yield session
-            session.commit()
-        except Exception:
-            session.rollback()
-            raise
-        finally:
-            if writer:
-                _SQLITE_WRITER.release()
+        session.info["sqlite_locked"] = True
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

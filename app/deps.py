@@ -26,7 +26,7 @@ async def submitted_form(request: Request) -> FormData:
 FormDep = Annotated[FormData, Depends(submitted_form)]
 
 
-def current_lang(request: Request) -> str:
+async def current_lang(request: Request) -> str:  # async: no thread for a lookup
     return str(request.state.lang)
 
 
@@ -52,7 +52,8 @@ def current_user(request: Request, session: SessionDep) -> User | None:
 
 
 def _require(role: str | None) -> Any:
-    def guard(request: Request, user: Annotated[User | None, Depends(current_user)]) -> User:
+    async def guard(request: Request, user: Annotated[User | None, Depends(current_user)]
+                    ) -> User:
         if user is None:
             if request.method == "GET":
                 raise SignInRequired(request.url.path)

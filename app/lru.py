@@ -11,12 +11,17 @@ V = TypeVar("V")
 
 
 class LRU(Generic[V]):
-    """Keeps the ``size`` most recently used values. Values are shared between requests:
-    never mutate one. ``get_or_compute`` computes outside the lock, so two threads may
-    compute the same value once each; both results are equal, the last one is kept."""
+    """Keeps the ``size`` most recently used values, and with ``weigh`` at most ``budget``
+    of their total weight (bytes, say). Values are shared between requests: never mutate
+    one. ``get_or_compute`` computes outside the lock, so two threads may compute the same
+    value once each; both results are equal, the last one is kept."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, budget: int = 0,
+                 weigh: Callable[[V], int] | None = None) -> None:
         self.size = size
+        self.budget = budget
+        self._weigh = weigh
+        self._weight = 0
         self._items: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -29,10 +34,18 @@ class LRU(Generic[V]):
 
     def put(self, key: Hashable, value: V) -> V:
         with self._lock:
+            old = self._items.get(key)
             self._items[key] = value
             self._items.move_to_end(key)
-            if len(self._items) > self.size:
-                self._items.popitem(last=False)
+            if self._weigh is not None:
+                self._weight += self._weigh(value) - (self._weigh(old) if old is not None
+                                                       else 0)
+            while len(self._items) > self.size or (
+                    self._weigh is not None and self._weight > self.budget
+                    and len(self._items) > 1):
+                _key, dropped = self._items.popitem(last=False)
+                if self._weigh is not None:
+                    self._weight -= self._weigh(dropped)
         return value
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:

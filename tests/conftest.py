@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
-from fastapi import Request
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
@@ -98,17 +97,10 @@ def _web_database_url(backend: str, directory: Path) -> str:
 
 def client_on(engine: Engine) -> Iterator[TestClient]:
     """A fresh app whose sessions are bound to ``engine`` (not the shared web database)."""
-    from app.db import get_session
     from app.main import create_app
 
     app = create_app()
-    factory = sessionmaker(bind=engine)
-
-    def session_override() -> Iterator[Session]:
-        with factory() as session:
-            yield session
-
-    app.dependency_overrides[get_session] = session_override
+    app.state.session_factory = sessionmaker(bind=engine, expire_on_commit=False)
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 
@@ -142,25 +134,12 @@ def web_engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="session")
 def client(web_engine: Engine) -> Iterator[TestClient]:
     """The real application, its sessions bound to the test database."""
-    from app.db import get_session
     from app.main import app
-    from app.web import templating
 
-    factory = sessionmaker(bind=web_engine, expire_on_commit=False)
-
-    def session_override(request: Request) -> Iterator[Session]:
-        with factory() as session:
-            request.state.db = session
-            yield session
-            session.commit()
-
-    app.dependency_overrides[get_session] = session_override
-    real_factory = templating.session_factory  # pages without a session of their own
-    templating.session_factory = lambda: factory
+    app.state.session_factory = sessionmaker(bind=web_engine, expire_on_commit=False)
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
-    templating.session_factory = real_factory
-    app.dependency_overrides.pop(get_session, None)
+    del app.state.session_factory
 
 
 def csrf_token(client: TestClient, path: str = "/") -> str:

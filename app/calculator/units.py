@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import pint
 
@@ -110,6 +110,9 @@ def _normalise(text: str) -> str:
     return text
 
 
+# Pint's parser costs more than the rest of grading an answer; the same few texts
+# ("800 MB", the bank's parameters, common answers) come back again and again.
+@lru_cache(maxsize=4096)
 def parse(text: str, dimension: Dimension | None) -> float:
     """Read ``text`` as a quantity of ``dimension`` and return it in the base unit.
 

@@ -15,9 +15,9 @@ from starlette.responses import Response
 
 from app import pictures
 from app.calculator import InputError, calculators, get
-from app.calculator.registry import BadValue, UnknownCalculator, value_from_text
+from app.calculator.registry import BadValue, Calculator, UnknownCalculator, value_from_text
 from app.i18n import _
-from app.web.templating import drawn, render
+from app.web.templating import drawn, render, shared_page
 
 router = APIRouter(prefix="/calculators", include_in_schema=False)
 
@@ -30,12 +30,19 @@ def index(request: Request) -> Response:
 
 
 @router.get("/{name}", name="calculators:detail")
-def detail(request: Request, name: str) -> Response:
-    """The form; with parameters in the query string, the result too."""
+async def detail(request: Request, name: str) -> Response:
+    """The form; with parameters in the query string, the result too: a page that
+    depends only on its URL and language, computed and drawn once per worker."""
     try:
         calculator = get(name)
     except UnknownCalculator as exc:
         raise HTTPException(404, str(exc)) from None
+    return await shared_page(request, "calculators/detail.html",
+                             lambda: _context(request, calculator), block="result")
+
+
+def _context(request: Request, calculator: Calculator) -> tuple[dict[str, object], int]:
+    name = calculator.name
     extra_params = pictures.EXTRA_PARAMS.get(name, ())
     known = {p.name for p in calculator.params}
     extra_names = {p.name for p in extra_params}
@@ -65,5 +72,4 @@ def detail(request: Request, name: str) -> Response:
         else:
             context["evaluation"] = evaluation
             context["pictures_html"] = drawn(name, evaluation.params, "calc", _("Pictures"), extra)
-    return render(request, "calculators/detail.html", context, block="result",
-                  status_code=status)
+    return context, status

@@ -8,12 +8,13 @@ on every page, so a page usually costs one small statement (the revision) instea
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Select, case, event, exists, func, or_, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
 from app.i18n import DEFAULT_LANGUAGE
@@ -41,6 +42,39 @@ def bank_revision(session: Session) -> tuple[Any, ...]:
     return session.info["bank_revision"]
 
 
+# Pages shared by every visitor are keyed by the revision this worker last read, for at
+# most this long: another worker's edit shows within a second, this worker's own at once.
+REVISION_TTL_S = 1.0
+_clock = time.monotonic
+_REVISIONS: dict[Any, tuple[float, tuple[Any, ...]]] = {}  # by engine
+
+
+def recent_revision(factory: sessionmaker[Session]) -> tuple[Any, ...] | None:
+    """The bank revision this worker read less than a TTL ago, without a statement."""
+    found = _REVISIONS.get(factory.kw["bind"])
+    return found[1] if found is not None and _clock() < found[0] else None
+
+
+def read_revision(factory: sessionmaker[Session]) -> tuple[Any, ...]:
+    """The bank revision now (one statement), kept for :func:`recent_revision`."""
+    with factory() as session:
+        return worker_revision(session)
+
+
+def worker_revision(session: Session) -> tuple[Any, ...]:
+    """The bank revision as this worker last read it (at most a TTL ago); a session that
+    wrote to the bank, or already asked, gets its own transaction's."""
+    if "bank_revision" in session.info or session.info.get("wrote_bank"):
+        return bank_revision(session)
+    engine = session.get_bind()
+    found = _REVISIONS.get(engine)
+    if found is not None and _clock() < found[0]:
+        return found[1]
+    revision = bank_revision(session)
+    _REVISIONS[engine] = (_clock() + REVISION_TTL_S, revision)
+    return revision
+
+
 BANK_MODELS = (Question, QuestionTranslation, QuestionTag)
 
 
@@ -58,6 +92,7 @@ def _forget_revision_after_bank_writes(session: Session, _context: Any) -> None:
     if any(isinstance(row, BANK_MODELS)
            for row in (*session.new, *session.dirty, *session.deleted)):
         session.info.pop("bank_revision", None)
+        session.info["wrote_bank"] = True
 
 
 @event.listens_for(Session, "do_orm_execute")
@@ -65,12 +100,21 @@ def _forget_revision_after_statements(state: Any) -> None:
     """And one that ran an INSERT, UPDATE or DELETE statement of its own."""
     if not state.is_select:
         state.session.info.pop("bank_revision", None)
+        state.session.info["wrote_bank"] = True
+
+
+@event.listens_for(Session, "after_commit")
+def _forget_worker_revisions(session: Session) -> None:
+    """A commit that changed the bank, or may have, is seen by this worker's next page."""
+    if session.info.pop("wrote_bank", False):
+        _REVISIONS.clear()
 
 
 def cached(session: Session, key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()`` for ``key`` at the bank's current revision, from this worker's cache
     when it holds it. Results are shared between requests: never mutate one."""
-    return _RESULTS.get_or_compute((bank_revision(session), key), compute)  # type: ignore[no-any-return]
+    return _RESULTS.get_or_compute((worker_revision(session), key),  # type: ignore[no-any-return]
+                                   compute)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import secrets
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from sqlalchemy.orm import Session
 from starlette.responses import RedirectResponse, Response
 
 from app.bank.schema import KINDS, SENIORITIES, TOPICS
@@ -17,7 +18,7 @@ from app.practice.profile import ensure_profile, set_profile_cookie
 from app.practice.service import save_attempt
 from app.questions import repository
 from app.questions.service import QuestionView, find
-from app.web.templating import lang_query, render
+from app.web.templating import lang_query, render, render_shared
 
 router = APIRouter(prefix="/questions", include_in_schema=False)
 
@@ -25,14 +26,17 @@ MAX_SEED = 2**31
 
 
 @router.get("", name="questions:browse")
-def browse(request: Request, session: SessionDep, lang: LangDep) -> Response:
+async def browse(request: Request, lang: LangDep) -> Response:
     """Filter by topic, seniority, difficulty, kind, tag and text; facets count the rest."""
     filters, ignored = repository.Filters.parse(dict(request.query_params))
-    result = repository.browse(session, filters, lang)
-    context = {"filters": filters, "result": result, "items": result.items, "ignored": ignored,
-               "topics": TOPICS, "seniorities": SENIORITIES, "kinds": KINDS}
-    return render(request, "questions/browse.html", context, block="results",
-                  shared=repository.bank_revision(session))
+
+    def context(session: Session) -> dict[str, Any]:
+        result = repository.browse(session, filters, lang)
+        return {"filters": filters, "result": result, "items": result.items,
+                "ignored": ignored, "topics": TOPICS, "seniorities": SENIORITIES,
+                "kinds": KINDS}
+
+    return await render_shared(request, "questions/browse.html", context, block="results")
 
 
 def _seed(raw: str | None) -> int | None:
@@ -59,11 +63,14 @@ def _detail_context(session: SessionDep, question: QuestionView,
 
 
 @router.get("/{slug}", name="questions:detail")
-def detail(request: Request, slug: str, session: SessionDep, lang: LangDep) -> Response:
+async def detail(request: Request, slug: str, lang: LangDep) -> Response:
     """The question and an answer form for its kind."""
-    question = _question(session, slug, lang, _seed(request.query_params.get("seed")))
-    return render(request, "questions/detail.html", _detail_context(session, question),
-                  shared=repository.bank_revision(session))
+    seed = _seed(request.query_params.get("seed"))
+
+    def context(session: Session) -> dict[str, Any]:
+        return _detail_context(session, _question(session, slug, lang, seed))
+
+    return await render_shared(request, "questions/detail.html", context)
 
 
 @router.get("/{slug}/new-numbers", name="questions:new_numbers")

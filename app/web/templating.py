@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -15,12 +15,14 @@ from fastapi import Request
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
 
 from app import i18n, pictures
 from app.calculator.units import format_quantity
 from app.config import ROOT, get_settings
-from app.db import as_utc, session_factory, utcnow
+from app.db import as_utc, request_sessions, utcnow
 from app.lru import LRU
 from app.practice import feedback
 from app.practice import service as practice_service
@@ -160,7 +162,7 @@ def _due_count(request: Request, token: str) -> int:
         session = getattr(request.state, "db", None)
         if session is not None:
             return practice_service.due_count(session, token)
-        with session_factory()() as session:
+        with request_sessions(request)() as session:
             return practice_service.due_count(session, token)
     except SQLAlchemyError:
         return 0
@@ -183,7 +185,10 @@ def due_badge(request: Request) -> Markup:
 # token (masked afresh, BREACH) and the visitor's due count.
 CSRF_SLOT = "ringside-csrf-slot"
 DUE_SLOT = Markup("<!--ringside-due-slot-->")
-_SHARED: LRU[bytes] = LRU(1024)
+# At most 64 MB of pages per worker (a question page is 20-40 kB, a calculator page with
+# its pictures up to 130 kB): any query string makes a page of its own.
+_SHARED: LRU[tuple[int, bytes]] = LRU(2048, budget=64_000_000,
+                                      weigh=lambda page: len(page[1]))
 
 
 def render(
@@ -193,27 +198,11 @@ def render(
     *,
     block: str | None = None,
     status_code: int = 200,
-    shared: Hashable | None = None,
 ) -> Response:
-    """Render a whole page, or only ``block`` when htmx asks for a fragment.
-
-    ``shared``: the page depends on nothing of the visitor but the URL, the language and
-    this key (the bank's revision, say): render it once and serve the copy.
-    """
+    """Render a whole page, or only ``block`` when htmx asks for a fragment."""
     name = block if block and is_partial(request) else None
-    lang = i18n.current_language.get()
-    if shared is not None and request.method == "GET":
-        key = (template, name, lang, status_code, request.url.path, request.url.query, shared)
-        body = _SHARED.get(key)
-        if body is None:
-            body = _SHARED.put(key, _render_shared(request, template, context, name, lang,
-                                                   status_code))
-        body = body.replace(CSRF_SLOT.encode(), request.state.csrf_token.encode())
-        if DUE_SLOT.encode() in body:
-            body = body.replace(DUE_SLOT.encode(), str(due_badge(request)).encode())
-        return HTMLResponse(body, status_code=status_code, headers={"Vary": "HX-Request"})
-    context = {"lang": lang, "labels": translated(lang), **(context or {}),
-               "due_badge": lambda: due_badge(request)}
+    context = {"lang": i18n.current_language.get(), "labels": translated(
+        i18n.current_language.get()), **(context or {}), "due_badge": lambda: due_badge(request)}
     response = templates.TemplateResponse(
         request, template, context, block_name=name, status_code=status_code
     )
@@ -221,14 +210,71 @@ def render(
     return response
 
 
-def _render_shared(request: Request, template: str, context: dict[str, Any] | None,
-                   name: str | None, lang: str, status_code: int) -> bytes:
+async def render_shared(
+    request: Request,
+    template: str,
+    build: Callable[[Session], dict[str, Any]],
+    *,
+    block: str | None = None,
+) -> Response:
+    """A page made from the bank, the same for every visitor: from this worker's copy at
+    the bank's current revision; ``build(session)`` gives the context when there is no
+    copy yet (and may raise, a 404 say)."""
+    from app.questions import repository  # the repository imports the web layer's models
+
+    factory = request_sessions(request)
+    revision = repository.recent_revision(factory) or await run_in_threadpool(
+        repository.read_revision, factory)
+
+    def context() -> tuple[dict[str, Any], int]:
+        with factory() as session:
+            return build(session), 200
+
+    return await shared_page(request, template, context, block=block, version=revision)
+
+
+async def shared_page(
+    request: Request,
+    template: str,
+    context: Callable[[], tuple[dict[str, Any], int]],
+    *,
+    block: str | None = None,
+    version: Hashable = None,
+) -> Response:
+    """A page that depends on nothing of the visitor but the URL, the language and
+    ``version``: rendered once (``context()`` gives its context and status), then served
+    from this worker's copy with the visitor's CSRF token and due count put in.
+
+    A copy served to a visitor without a practice profile runs no statement and no
+    thread; one with a profile pays the due count's one statement.
+    """
+    name = block if block and is_partial(request) else None
+    lang = i18n.current_language.get()
+    key = (template, name, lang, request.url.path, request.url.query, version)
+    found = _SHARED.get(key)
+    if found is None:
+        found = await run_in_threadpool(_render_once, request, key, template, context, name,
+                                        lang)
+    status, body = found
+    body = body.replace(CSRF_SLOT.encode(), request.state.csrf_token.encode())
+    if DUE_SLOT.encode() in body:
+        badge = (await run_in_threadpool(due_badge, request)
+                 if request.cookies.get(practice_service.PROFILE_COOKIE) else "")
+        body = body.replace(DUE_SLOT.encode(), str(badge).encode())
+    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
+
+
+def _render_once(request: Request, key: tuple[Any, ...], template: str,
+                 context: Callable[[], tuple[dict[str, Any], int]], name: str | None,
+                 lang: str) -> tuple[int, bytes]:
+    values, status = context()
     token = request.state.csrf_token
     request.state.csrf_token = CSRF_SLOT
     try:
-        context = {"lang": lang, "labels": translated(lang), **(context or {}),
-                   "due_badge": lambda: DUE_SLOT}
-        return bytes(templates.TemplateResponse(request, template, context, block_name=name,
-                                                status_code=status_code).body)
+        values = {"lang": lang, "labels": translated(lang), **values,
+                  "due_badge": lambda: DUE_SLOT}
+        body = bytes(templates.TemplateResponse(request, template, values, block_name=name,
+                                                status_code=status).body)
     finally:
         request.state.csrf_token = token
+    return _SHARED.put(key, (status, body))

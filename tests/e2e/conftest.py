@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from fastapi import Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.bank.checks import check_bank
 from app.bank.loader import load_bank
 from app.config import ROOT
-from app.db import get_session, make_engine
+from app.db import make_engine
 from tests.conftest import migrate
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -69,19 +68,9 @@ def e2e_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 def live_server(e2e_engine: Engine) -> Iterator[str]:
     """The app on 127.0.0.1, its sessions bound to the e2e database."""
     from app.main import create_app
-    from app.web import templating
-
-    factory = sessionmaker(bind=e2e_engine, expire_on_commit=False)
-
-    def session_override(request: Request) -> Iterator[Session]:
-        with factory() as session:
-            request.state.db = session
-            yield session
-            session.commit()
 
     app = create_app()
-    app.dependency_overrides[get_session] = session_override
-    templating.session_factory = lambda: factory  # pages without a session of their own
+    app.state.session_factory = sessionmaker(bind=e2e_engine, expire_on_commit=False)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -1,9 +1,11 @@
-"""Browse results and follow-up titles are kept per worker for the bank's revision: any
-change to a question, made through any session (another worker's), is seen at once."""
+"""Browse results, follow-up titles and whole pages are kept per worker for the bank's
+revision: a change this worker makes, through any session, is seen at once; one made by
+another worker (a statement this worker's sessions never saw) once the worker's copy of
+the revision is older than REVISION_TTL_S."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, selectinload
 
 from app.bank.checks import check_bank
@@ -65,3 +67,19 @@ def test_a_session_that_writes_asks_for_the_revision_again(engine):
         session.flush()
         assert SLUG not in {i.slug for i in repository.browse(session, Filters(), "en",
                                                               500).items}
+
+
+def test_another_workers_change_is_seen_within_the_revision_ttl(engine, monkeypatch):
+    with Session(engine) as session, session.begin():
+        load_bank(session, check_bank(ROOT / "question_bank").files)
+    with Session(engine) as session:
+        before = repository.worker_revision(session)
+    with engine.begin() as connection:  # another worker: no session of this one sees it
+        connection.execute(text("UPDATE question SET version_id = version_id + 1 "
+                                "WHERE slug = :slug"), {"slug": SLUG})
+    with Session(engine) as session:
+        assert repository.worker_revision(session) == before  # this worker's copy, no query
+    now = repository._clock()
+    monkeypatch.setattr(repository, "_clock", lambda: now + repository.REVISION_TTL_S + 0.1)
+    with Session(engine) as session:
+        assert repository.worker_revision(session) != before

@@ -37,3 +37,17 @@ def test_many_threads_evicting_each_other_never_fail():
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert all(pool.map(work, range(8)))
     assert len(cache) <= 16
+
+
+def test_a_weight_budget_drops_the_oldest_until_it_fits():
+    cache: LRU[bytes] = LRU(100, budget=10, weigh=len)
+    cache.put("a", b"xxxx")
+    cache.put("b", b"xxxx")
+    cache.get("a")  # used: b is now the oldest
+    cache.put("c", b"xxxx")
+    assert cache.get("b") is None and cache.get("a") == b"xxxx" and cache.get("c") == b"xxxx"
+    cache.put("a", b"x")  # replacing a value counts its new weight only
+    cache.put("d", b"xxxxx")
+    assert len(cache) == 3
+    cache.put("huge", b"x" * 50)  # larger than the budget on its own: kept alone
+    assert len(cache) == 1 and cache.get("huge")

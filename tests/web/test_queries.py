@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.bank.checks import BankFile, check_bank
 from app.bank.loader import load_bank
 from app.config import ROOT
-from app.db import get_session
 from app.main import app
+from app.questions import repository
 
 PAGES = ["/", "/questions", "/questions?seniority=mid&q=all", "/questions?page=2",
          "/questions/ring-allreduce-bytes-per-rank", "/api/v1/questions"]
@@ -45,14 +45,8 @@ def clones(files: list[BankFile], copies: int) -> list[BankFile]:
 
 
 def counts(engine: Engine) -> dict[str, int]:
-    factory = sessionmaker(bind=engine)
-
-    def session_override() -> Iterator[Session]:
-        with factory() as session:
-            yield session
-
-    previous = app.dependency_overrides.get(get_session)
-    app.dependency_overrides[get_session] = session_override
+    previous = getattr(app.state, "session_factory", None)
+    app.state.session_factory = sessionmaker(bind=engine)
     try:
         with TestClient(app) as client:
             result = {}
@@ -63,10 +57,7 @@ def counts(engine: Engine) -> dict[str, int]:
                 result[page] = len(statements)
             return result
     finally:
-        if previous is None:
-            app.dependency_overrides.pop(get_session, None)
-        else:
-            app.dependency_overrides[get_session] = previous
+        app.state.session_factory = previous
 
 
 def test_queries_per_page_do_not_grow_with_the_bank(engine):
@@ -82,3 +73,30 @@ def test_queries_per_page_do_not_grow_with_the_bank(engine):
     assert max(small.values()) <= 10, small
 
 
+
+
+def test_a_shared_page_runs_no_statement_unless_the_visitor_has_practised(engine,
+                                                                          monkeypatch):
+    """A question page from the worker's copy: no statement for a first-time visitor, the
+    due count's one for a candidate with a practice profile."""
+    now = repository._clock()
+    monkeypatch.setattr(repository, "_clock", lambda: now)  # the revision stays fresh
+    with Session(engine) as session, session.begin():
+        load_bank(session, check_bank(ROOT / "question_bank").files)
+    previous = getattr(app.state, "session_factory", None)
+    app.state.session_factory = sessionmaker(bind=engine)
+    page = "/questions/ring-allreduce-bytes-per-rank"
+    try:
+        with TestClient(app) as client:
+            client.get(page)
+            with counting(engine) as statements:
+                assert client.get(page).status_code == 200
+            assert statements == []
+            client.post(page + "/answer", data={"csrf_token": client.cookies["csrftoken"],
+                                                "answer": "1 GB"})
+            assert client.cookies.get("ringside_profile")
+            with counting(engine) as statements:
+                assert client.get(page).status_code == 200
+            assert len(statements) == 1 and "review_card" in statements[0]
+    finally:
+        app.state.session_factory = previous
