@@ -227,12 +227,14 @@ class Step:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self, translate: Callable[[str], str] = lambda text: text,
-               number: Callable[[float, int], str] = units.significant) -> str:
+               number: Callable[[float, int], str] = units.significant,
+               unit_name: Callable[[str], str] = lambda unit: unit) -> str:
         def show(value: Any) -> str:
             if isinstance(value, Step):
-                return value.render(translate, number)
+                return value.render(translate, number, unit_name)
             if isinstance(value, Quantity):
-                return units.format_quantity(value.value, value.unit, number=number)
+                return units.format_quantity(value.value, value.unit, number=number,
+                                             name=unit_name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return str(value)
             return number(value, 4)

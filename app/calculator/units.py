@@ -203,8 +203,8 @@ def _accepted(dimension: Dimension | None) -> str:
 _DECIMAL_STEPS = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 _BINARY_STEPS = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"),
                  (2.0**10, "Ki")]
-_TIME_STEPS = [(365.25 * 86400.0, " years"), (86400.0, " days"), (3600.0, " h"),
-               (60.0, " min"), (1.0, " s"), (1e-3, " ms"), (1e-6, " µs"), (1e-9, " ns")]
+_TIME_STEPS = [(365.25 * 86400.0, "years"), (86400.0, "days"), (3600.0, "h"),
+               (60.0, "min"), (1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
 
 
 def significant(value: float, digits: int = 4) -> str:
@@ -228,10 +228,12 @@ def _prefixed(value: float, steps: list[tuple[float, str]], unit: str, digits: i
 
 
 def format_quantity(value: float, unit: str | None, digits: int = 4,
-                    number: Number = significant) -> str:
+                    number: Number = significant,
+                    name: Callable[[str], str] = lambda unit: unit) -> str:
     """A base-unit number for people: ``(1.4e9, "B")`` gives ``1.4 GB (1.304 GiB)``.
 
-    ``number`` formats the bare numbers (the web passes a locale-aware one).
+    ``number`` formats the bare numbers and ``name`` the units written as words (days,
+    years); the web passes locale-aware ones.
     """
     if not unit:
         return number(value, digits)
@@ -241,10 +243,10 @@ def format_quantity(value: float, unit: str | None, digits: int = 4,
         return (f"{_prefixed(value, _DECIMAL_STEPS, 'B', digits, number)} "
                 f"({_prefixed(value, _BINARY_STEPS, 'B', digits, number)})")
     if unit == "s":
-        for factor, name in _TIME_STEPS:
+        for factor, step in _TIME_STEPS:
             if abs(value) >= factor:
-                return f"{number(value / factor, digits)}{name}"
+                return f"{number(value / factor, digits)} {name(step)}"
         return f"{number(value, digits)} s"
     if unit in ("FLOP", "FLOP/s", "B/s"):
         return _prefixed(value, _DECIMAL_STEPS, unit, digits, number)
-    return f"{number(value, digits)} {unit}"
+    return f"{number(value, digits)} {name(unit)}"

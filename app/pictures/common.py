@@ -15,7 +15,7 @@ from babel.numbers import format_percent
 
 from app.calculator.units import format_quantity
 from app.i18n import current_language
-from app.web.numbers import localized_number
+from app.web.numbers import localized_number, localized_unit
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour
 # vision deficiency. Pictures never rely on colour alone: every series also has a label,
@@ -84,7 +84,7 @@ def _number(value: float, digits: int, lang: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _quantity(value: float, unit: str | None, lang: str) -> str:
-    return format_quantity(value, unit, number=localized_number)
+    return format_quantity(value, unit, number=localized_number, name=localized_unit)
 
 
 def short_bytes(value: float) -> str:

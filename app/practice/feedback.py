@@ -8,7 +8,8 @@ from app.calculator.units import DIMENSIONS, format_quantity
 from app.i18n import _
 from app.practice.grading import Grade
 from app.questions.service import QuestionView
-from app.web.numbers import localized_number
+from app.web.markdown import close_cjk_gaps
+from app.web.numbers import localized_number, localized_unit
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,8 @@ class Message:
 
 
 def quantity(value: float | None, unit: str | None) -> str:
-    return "" if value is None else format_quantity(value, unit, number=localized_number)
+    return "" if value is None else format_quantity(value, unit, number=localized_number,
+                                                    name=localized_unit)
 
 
 def messages(grade: Grade, question: QuestionView) -> list[Message]:
@@ -115,8 +117,9 @@ def answer_label(unit: str | None) -> tuple[str, str]:
     if unit == "%":
         return _("Your answer, in %"), _("e.g. 12.5 or 12.5 %")
     if unit:
-        return (_("Your answer, in %(unit)s", unit=unit),
-                _("a number in %(unit)s, or with another unit", unit=unit))
+        unit = localized_unit(unit)  # 天 in Chinese: no space around it
+        return (close_cjk_gaps(_("Your answer, in %(unit)s", unit=unit)),
+                close_cjk_gaps(_("a number in %(unit)s, or with another unit", unit=unit)))
     return _("Your answer, a number without unit"), _("e.g. 1,400 or 1.5")
 
 
@@ -128,7 +131,7 @@ def reading_text(grade: Grade) -> str:
     if reading.unit == "%":
         return _("%(number)s %%", number=localized_number(reading.number))
     number = localized_number(reading.number)
-    return f"{number} {reading.unit}" if reading.unit else number
+    return f"{number} {localized_unit(reading.unit)}" if reading.unit else number
 
 
 def _numeric(grade: Grade, question: QuestionView) -> list[Message]:
@@ -136,8 +139,9 @@ def _numeric(grade: Grade, question: QuestionView) -> list[Message]:
     given = quantity(grade.given, grade.unit)
     read = reading_text(grade)
     if grade.reading is not None and grade.reading.assumed_unit and grade.answer_unit:
-        echo = _("Read as %(reading)s (a number without unit is read in %(unit)s).",
-                 reading=read, unit=grade.answer_unit)
+        echo = close_cjk_gaps(_("Read as %(reading)s (a number without unit is read in "
+                                 "%(unit)s).", reading=read,
+                                 unit=localized_unit(grade.answer_unit)))
     else:
         echo = _("Read as %(reading)s.", reading=read)
     if grade.correct:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from app.i18n import current_language
+from app.i18n import current_language, pgettext
 from app.i18n.numbers import format_count, format_number
+
+# Units written as words: each language has its own ("14 jours", "284 yıl", "284 年");
+# symbols (GB, ms, FLOP) are the same everywhere.
+UNIT_WORDS = {
+    "days": lambda: pgettext("unit", "days"),
+    "years": lambda: pgettext("unit", "years"),
+}
 
 
 def localized_number(value: float, digits: int = 4) -> str:
@@ -14,3 +21,9 @@ def localized_number(value: float, digits: int = 4) -> str:
 def people_number(value: float, digits: int = 4) -> str:
     """The same, with large round counts in words (7,5 milliards, 75亿)."""
     return format_count(value, current_language.get(), digits)
+
+
+def localized_unit(unit: str) -> str:
+    """``unit`` as the request's language writes it after a number."""
+    word = UNIT_WORDS.get(unit)
+    return word() if word is not None else unit

@@ -29,7 +29,7 @@ from app.practice import service as practice_service
 from app.web.htmx import is_partial
 from app.web.labels import translated
 from app.web.markdown import close_cjk_gaps, render_inline, render_markdown
-from app.web.numbers import localized_number, people_number
+from app.web.numbers import localized_number, localized_unit, people_number
 
 # Templates change only while developing: in production a page does not stat its files.
 templates = Jinja2Blocks(env=jinja2.Environment(
@@ -38,7 +38,7 @@ templates = Jinja2Blocks(env=jinja2.Environment(
 templates.env.install_gettext_callables(  # type: ignore[attr-defined]
     i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext)
 templates.env.filters["quantity"] = lambda value, unit=None: format_quantity(
-    value, unit, number=localized_number)
+    value, unit, number=localized_number, name=localized_unit)
 templates.env.filters["number"] = localized_number
 
 
@@ -149,7 +149,7 @@ def question_pictures(question: Any, prefix: str) -> Markup:
 
 templates.env.globals["question_pictures"] = question_pictures
 templates.env.globals["worked_line"] = lambda step: close_cjk_gaps(
-    step.render(i18n.gettext, people_number))
+    step.render(i18n.gettext, people_number, localized_unit))
 templates.env.globals["answer_label"] = feedback.answer_label
 templates.env.globals["answer_help"] = feedback.answer_help
 templates.env.globals["choice_order"] = practice_service.choice_order

@@ -29,6 +29,7 @@ RAW_TEX = re.compile(r"\$|\\(?:times|frac|cdot|text|approx|sqrt|le|ge|sum|mathrm
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_SPACE = re.compile(rf"[{CJK}][ \t\n\u00a0]+[{CJK}]")
 # Words that only an English sentence is made of: four or more of them in one sentence.
+ENGLISH_UNIT = re.compile(r"\d\s*(days|years)\b")
 ENGLISH_WORDS = {"the", "and", "of", "is", "are", "with", "this", "that", "which", "you",
                  "your", "be", "by", "from", "each", "its", "it", "not", "when", "than",
                  "was", "were", "does", "into", "what", "why", "how", "there", "their"}
@@ -105,6 +106,8 @@ def test_answer_fragment_reads_right_in_every_language(client, token, slug, seed
                               prose, flags=re.S)
             english = english_sentences(visible_text(readable))
             assert not english, (slug, lang, english[:3])
+            unit_words = ENGLISH_UNIT.findall(visible_text(readable))  # "14,13 days"
+            assert not unit_words, (slug, lang, unit_words[:3])
         explanations[lang] = section(html, "explanation")
     page = client.get(f"/questions/{slug}?lang=zh" + (f"&seed={seed}" if seed else ""))
     prompt = re.search(r'<div class="prompt">(.*?)</div>', page.text, re.S).group(1)
