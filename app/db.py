@@ -6,7 +6,9 @@ psycopg 3 with the same code. A request gets one session and commits once.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from functools import cache
@@ -102,9 +104,32 @@ def request_sessions(connection: HTTPConnection) -> sessionmaker[Session]:
     return bound if bound is not None else session_factory()
 
 
-# SQLite has one writer at a time; this process's writers queue here for their turn.
+# SQLite has one writer at a time. A worker's writing requests queue for their turn on
+# its event loop (waiting there holds no thread: threads blocked on a lock would starve
+# the thread pool that the writer holding it needs to commit), then take the database's
+# write lock at their first statement.
+_WRITER_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary())
+# Writers of other event loops in the same process (tests run several) wait here.
 _SQLITE_WRITER = threading.Lock()
 SQLITE_WRITE_WAIT_S = 30
+
+
+def _too_busy() -> HTTPException:
+    return HTTPException(503, _("Ringside is very busy right now. Please try again in a "
+                                "moment."), headers={"Retry-After": "5"})
+
+
+async def _writer_turn() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    turn = _WRITER_TURNS.get(loop)
+    if turn is None:
+        turn = _WRITER_TURNS[loop] = asyncio.Lock()
+    try:
+        await asyncio.wait_for(turn.acquire(), SQLITE_WRITE_WAIT_S)
+    except TimeoutError:
+        raise _too_busy() from None
+    return turn
 
 
 async def get_session(request: Request) -> AsyncIterator[Session]:
@@ -120,7 +145,9 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     soon as another request committed in between, instead of waiting its turn.
     """
     session = request_sessions(request)()
+    turn = None
     if request.method not in SAFE_METHODS and session.get_bind().dialect.name == "sqlite":
+        turn = await _writer_turn()
         session.info["sqlite_writer"] = True
     request.state.db = session  # for what the page template still asks (due count)
     try:
@@ -135,21 +162,27 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
         # An error page rendered after this must not reuse the session (and its lock).
         request.state.db = None
         session.info.pop("sqlite_writer", None)
-        await run_in_threadpool(session.close) if session.in_transaction() else session.close()
-        if session.info.pop("sqlite_locked", False):
-            _SQLITE_WRITER.release()
+        try:
+            if session.in_transaction():
+                await run_in_threadpool(session.close)
+            else:
+                session.close()
+        finally:  # even when the client went away meanwhile
+            if session.info.pop("sqlite_locked", False):
+                _SQLITE_WRITER.release()
+            if turn is not None:
+                turn.release()
 
 
 @event.listens_for(Session, "after_begin")
 def _begin_sqlite_writer(session: Session, _transaction: Any, connection: Any) -> None:
-    """A writing request's first statement on SQLite: wait for this process's writers
-    (SQLite's own busy wait polls with sleeps, so under load a writer could wait out its
-    timeout while others got the lock in between), then take the database's write lock."""
+    """A writing request's first statement on SQLite: after its turn in the worker, the
+    process's lock (SQLite's own busy wait polls with sleeps, so under load a writer could
+    wait out its timeout while others got the lock in between), then the write lock."""
     if not session.info.get("sqlite_writer"):
         return
     if not session.info.get("sqlite_locked"):
         if not _SQLITE_WRITER.acquire(timeout=SQLITE_WRITE_WAIT_S):
-            raise HTTPException(503, _("Ringside is very busy right now. Please try again "
-                                       "in a moment."), headers={"Retry-After": "5"})
+            raise _too_busy()
         session.info["sqlite_locked"] = True
     connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -54,7 +54,7 @@ def postgres_database(url: str, name: str, *, drop_only: bool = False) -> str:
 
 def start(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "RINGSIDE_ENV": "production", "RINGSIDE_SECRET_KEY": "b" * 48,
-           "RINGSIDE_DATABASE_URL": database_url, "RINGSIDE_LOG_LEVEL": "WARNING",
+           "RINGSIDE_DATABASE_URL": database_url,
            "RINGSIDE_ALLOWED_HOSTS": '["127.0.0.1"]'}
     for command in (["db", "upgrade"], ["bank", "load"]):
         subprocess.run([BIN / "ringside", *command], env=env, cwd=ROOT, check=True,

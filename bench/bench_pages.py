@@ -138,7 +138,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ringside-bench-"))
     env = {**os.environ, "RINGSIDE_DATABASE_URL": f"sqlite:///{work / 'bench.db'}",
            "RINGSIDE_ENV": "production", "RINGSIDE_SECRET_KEY": "b" * 64,
-           "RINGSIDE_ALLOWED_HOSTS": '["127.0.0.1"]', "RINGSIDE_LOG_LEVEL": "WARNING"}
+           "RINGSIDE_ALLOWED_HOSTS": '["127.0.0.1"]'}
     ringside = [sys.executable, "-m", "app.cli"]
     subprocess.run([*ringside, "db", "upgrade"], env=env, cwd=ROOT, check=True,
                    capture_output=True)

@@ -4,6 +4,7 @@ gets a clear 503 and nothing half-written."""
 
 from __future__ import annotations
 
+import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -71,3 +72,28 @@ def test_a_writer_that_waits_too_long_gets_a_clear_503(sqlite_app, monkeypatch):
     assert "very busy" in response.text and "Traceback" not in response.text
     assert attempts(engine) == 0
     assert answer(app, "1.4 GB") == 200  # the lock is free again
+
+
+def test_writers_waiting_their_turn_hold_no_thread(sqlite_app, monkeypatch):
+    """Many candidates answering at once on one worker (one event loop) with a small
+    thread pool: a writer waiting for its turn must not hold a thread, or the writer in
+    front of it could never get one to commit (each waited out its timeout: 503s)."""
+    import anyio
+    import httpx2
+
+    app, engine = sqlite_app
+    monkeypatch.setattr(db, "SQLITE_WRITE_WAIT_S", 5)
+
+    async def many() -> list[int]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 3
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://testserver") as http:
+            await http.get("/")
+            token = http.cookies["csrftoken"]
+            responses = await asyncio.gather(*(
+                http.post(ANSWER, data={"csrf_token": token, "answer": f"{n + 1} GB"})
+                for n in range(24)))
+            return [r.status_code for r in responses]
+
+    assert asyncio.run(many()) == [200] * 24
+    assert attempts(engine) == 24
