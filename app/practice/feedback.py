@@ -26,6 +26,13 @@ def quantity(value: float | None, unit: str | None) -> str:
                                                     name=localized_unit)
 
 
+def percent(fraction: float | None) -> str:
+    """0.3827 as the page's language writes a percentage: 38,27 %, %38,27, 38.27%."""
+    if fraction is None:
+        return ""
+    return _("%(number)s %%", number=localized_number(fraction * 100))
+
+
 def messages(grade: Grade, question: QuestionView) -> list[Message]:
     if grade.problem:
         return [Message(problem_message(grade), "bad")]
@@ -129,14 +136,17 @@ def reading_text(grade: Grade) -> str:
     if reading is None:
         return ""
     if reading.unit == "%":
-        return _("%(number)s %%", number=localized_number(reading.number))
+        return percent(reading.number / 100)
     number = localized_number(reading.number)
     return f"{number} {localized_unit(reading.unit)}" if reading.unit else number
 
 
 def _numeric(grade: Grade, question: QuestionView) -> list[Message]:
-    expected = quantity(grade.expected, grade.unit)
-    given = quantity(grade.given, grade.unit)
+    if grade.answer_unit == "%":  # the calculator's fraction, asked as a percentage
+        expected, given = percent(grade.expected), percent(grade.given)
+    else:
+        expected = quantity(grade.expected, grade.unit)
+        given = quantity(grade.given, grade.unit)
     read = reading_text(grade)
     if grade.reading is not None and grade.reading.assumed_unit and grade.answer_unit:
         echo = close_cjk_gaps(_("Read as %(reading)s (a number without unit is read in "
