@@ -119,10 +119,17 @@ def _fill_prose(text: str, values: TextValues, lang: str, math_mode: bool) -> st
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+_QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*([^\d\s][^\s]*)")
+
+
 def _shown(value: Any, lang: str, math_mode: bool) -> str:
-    """A parameter as the prompt shows it; numbers (YAML reads ``13e9`` as text) for people."""
+    """A parameter as the prompt shows it; numbers (YAML reads ``13e9`` as text) for people,
+    the number of a quantity too (``1.6 GB`` is ``1,6 GB`` on a French page)."""
     if isinstance(value, str) and _PLAIN_NUMBER.fullmatch(value.strip()):
         value = float(value)
+    if isinstance(value, str) and (quantity := _QUANTITY.fullmatch(value.strip())):
+        number, unit = quantity.groups()
+        return f"{_for_math(format_count(float(number), lang), math_mode)} {unit}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     return _for_math(format_count(float(value), lang), math_mode)
