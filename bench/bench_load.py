@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -75,6 +76,54 @@ def start(database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str
     raise RuntimeError("the server did not become ready")
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone meanwhile
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants (the uvicorn supervisor and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def _postgres_cpu() -> float:
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    total += _cpu_seconds(int(entry.name))
+            except OSError:
+                continue
+    return total
+
+
+def cpu_snapshot(server: subprocess.Popen[bytes]) -> tuple[float, float, float]:
+    """CPU seconds so far: the server's processes, finished children (locust), PostgreSQL."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (sum(_cpu_seconds(pid) for pid in _tree(server.pid)),
+            children.ru_utime + children.ru_stime, _postgres_cpu())
+
+
 def locust(url: str, users: int, duration: int, workdir: Path) -> dict[str, float]:
     workdir.mkdir(parents=True, exist_ok=True)
     prefix = workdir / f"u{users}"
@@ -111,7 +160,12 @@ def main() -> int:
                 # a short unmeasured run, so the figures describe a server in service.
                 locust(base, 10, 10, Path(tmp) / "warm-up")
                 for users in args.users:
-                    rows.append((label, users, locust(base, users, args.duration, Path(tmp))))
+                    before = cpu_snapshot(server)
+                    result = locust(base, users, args.duration, Path(tmp))
+                    after = cpu_snapshot(server)
+                    # Over the whole run (ramp-up too): where the two cores went.
+                    result["cpu"] = [b - a for a, b in zip(before, after, strict=True)]
+                    rows.append((label, users, result))
             finally:
                 server.terminate()
                 try:
@@ -120,11 +174,14 @@ def main() -> int:
                     server.kill()
         postgres_database(args.postgres, "ringside_bench", drop_only=True)
     print(f"\n{args.duration} s per run, loopback, {os.cpu_count()} cores shared with locust\n")
-    print("| configuration | users | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| configuration | users | requests | req/s | p50 ms | p95 ms | p99 ms | errors "
+          "| CPU s: server / locust / PostgreSQL |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for label, users, r in rows:
+        server_s, locust_s, postgres_s = r["cpu"]
         print(f"| {label} | {users} | {r['requests']} | {r['rps']:.0f} | {r['p50']:.0f} "
-              f"| {r['p95']:.0f} | {r['p99']:.0f} | {r['errors']} |")
+              f"| {r['p95']:.0f} | {r['p99']:.0f} | {r['errors']} "
+              f"| {server_s:.1f} / {locust_s:.1f} / {postgres_s:.1f} |")
     return 0
 
 
