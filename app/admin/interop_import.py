@@ -1655,7 +1655,9 @@ def _gift_answers(entry: Entry, body: str, fmt: str) -> None:
                                 right if is_true else wrong),
                          Answer(Rich("False", "plain_text"), 0.0 if is_true else 100.0,
                                 wrong if is_true else right)]
-    elif _find(body, "->") >= 0:
+    elif _find(body, "->") >= 0 and _find(body, "~") < 0:
+        # As Moodle's qformat_gift: a tilde makes it multiple choice (an answer may say
+        # "Pinned -> Device"); only = with -> and no tilde is matching.
         raise Malformed("unsupported question type 'matching'")
     elif _find(body, "~") >= 0:
         entry.type = "multichoice"
